@@ -1,0 +1,116 @@
+package record
+
+import (
+	"context"
+	"sync"
+)
+
+// DefaultMemoryCapacity is the capacity of a [Memory] made with a
+// capacity of zero or less.
+const DefaultMemoryCapacity = 1000
+
+// Memory keeps the latest records in a bounded ring: when it is full, the
+// oldest record is dropped and counted. It is safe for concurrent use, and
+// what goes in and what comes out are copies, so no caller can change
+// another's view of the history.
+type Memory struct {
+	mu      sync.RWMutex
+	ring    []Record // grows to capacity, then wraps
+	start   int      // index of the oldest record once the ring wrapped
+	cap     int
+	dropped uint64
+}
+
+// NewMemory returns an empty history holding at most capacity records;
+// capacity <= 0 means [DefaultMemoryCapacity].
+func NewMemory(capacity int) *Memory {
+	if capacity <= 0 {
+		capacity = DefaultMemoryCapacity
+	}
+	return &Memory{cap: capacity}
+}
+
+// Append stores a copy of r, dropping the oldest record when full.
+func (m *Memory) Append(_ context.Context, r Record) error {
+	r = r.Clone()
+	r.Normalize()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.ring) < m.cap {
+		m.ring = append(m.ring, r)
+		return nil
+	}
+	m.ring[m.start] = r
+	m.start = (m.start + 1) % m.cap
+	m.dropped++
+	return nil
+}
+
+// Records returns copies of the records held, oldest first.
+func (m *Memory) Records() []Record {
+	return m.collect(func(*Record) bool { return true })
+}
+
+// Trace returns copies of the records of one trace, oldest first.
+func (m *Memory) Trace(traceID string) []Record {
+	return m.collect(func(r *Record) bool { return r.TraceID == traceID })
+}
+
+// TraceTail returns copies of the last n records of one trace, oldest
+// first, and how many records of that trace are held in all. It is the
+// cheap way to preview a conversation: only the tail is copied.
+func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i := len(m.ring) - 1; i >= 0; i-- {
+		r := &m.ring[(m.start+i)%len(m.ring)]
+		if r.TraceID != traceID {
+			continue
+		}
+		total++
+		if len(tail) < n {
+			tail = append(tail, r.Clone())
+		}
+	}
+	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
+		tail[i], tail[j] = tail[j], tail[i]
+	}
+	return tail, total
+}
+
+func (m *Memory) collect(keep func(*Record) bool) []Record {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]Record, 0, len(m.ring))
+	for i := range m.ring {
+		r := &m.ring[(m.start+i)%len(m.ring)]
+		if keep(r) {
+			out = append(out, r.Clone())
+		}
+	}
+	return out
+}
+
+// Len returns how many records are held.
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.ring)
+}
+
+// Cap returns the most records the history holds.
+func (m *Memory) Cap() int { return m.cap }
+
+// Dropped returns how many records were dropped to make room.
+func (m *Memory) Dropped() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.dropped
+}
+
+// Reset empties the history and its dropped count.
+func (m *Memory) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ring, m.start, m.dropped = nil, 0, 0
+}

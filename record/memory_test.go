@@ -1,0 +1,107 @@
+package record_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func rec(id, trace string) record.Record {
+	return record.Record{CallID: id, TraceID: trace, MethodName: "m", Speaker: record.SpeakerUser,
+		Args: []byte(`["` + id + `"]`), Kwargs: []byte(`{}`), Outcome: record.Success("x")}
+}
+
+func ids(rs []record.Record) []string {
+	out := []string{}
+	for _, r := range rs {
+		out = append(out, r.CallID)
+	}
+	return out
+}
+
+func TestMemoryRingDropsOldest(t *testing.T) {
+	ctx := context.Background()
+	m := record.NewMemory(3)
+	for i := range 5 {
+		require.NoError(t, m.Append(ctx, rec(fmt.Sprint(i), "t")))
+	}
+	assert.Equal(t, []string{"2", "3", "4"}, ids(m.Records()))
+	assert.Equal(t, uint64(2), m.Dropped())
+	assert.Equal(t, 3, m.Len())
+	assert.Equal(t, 3, m.Cap())
+	m.Reset()
+	assert.Empty(t, m.Records())
+	assert.Zero(t, m.Dropped())
+	assert.Equal(t, record.DefaultMemoryCapacity, record.NewMemory(0).Cap())
+}
+
+func TestMemoryTraceViews(t *testing.T) {
+	ctx := context.Background()
+	m := record.NewMemory(10)
+	for i, trace := range []string{"a", "b", "a", "a", "b", "a"} {
+		require.NoError(t, m.Append(ctx, rec(fmt.Sprint(i), trace)))
+	}
+	assert.Equal(t, []string{"0", "2", "3", "5"}, ids(m.Trace("a")))
+	assert.Equal(t, []string{"1", "4"}, ids(m.Trace("b")))
+	assert.Empty(t, m.Trace("none"))
+	tail, total := m.TraceTail("a", 2)
+	assert.Equal(t, []string{"3", "5"}, ids(tail))
+	assert.Equal(t, 4, total)
+	tail, total = m.TraceTail("b", 5)
+	assert.Equal(t, []string{"1", "4"}, ids(tail))
+	assert.Equal(t, 2, total)
+}
+
+func TestMemoryCopiesInAndOut(t *testing.T) {
+	ctx := context.Background()
+	m := record.NewMemory(2)
+	r := rec("x", "t")
+	require.NoError(t, m.Append(ctx, r))
+	r.Args[2] = 'Z' // the caller changes its record after appending
+	got := m.Records()
+	assert.Equal(t, `["x"]`, string(got[0].Args))
+	got[0].Args[2] = 'Q' // a reader changes what it got
+	got[0].CallID = "changed"
+	assert.Equal(t, `["x"]`, string(m.Records()[0].Args))
+	assert.Equal(t, "x", m.Trace("t")[0].CallID)
+}
+
+func TestMemoryNormalizes(t *testing.T) {
+	m := record.NewMemory(1)
+	require.NoError(t, m.Append(context.Background(), record.Record{CallID: "a"}))
+	r := m.Records()[0]
+	assert.Equal(t, "[]", string(r.Args))
+	assert.Equal(t, "{}", string(r.Kwargs))
+}
+
+func TestMemoryConcurrent(t *testing.T) {
+	ctx := context.Background()
+	const writers, each, capacity = 16, 200, 1000
+	m := record.NewMemory(capacity)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				_ = m.Append(ctx, rec(fmt.Sprintf("%d-%d", w, i), fmt.Sprint(w)))
+				if i%50 == 0 {
+					_ = m.Records()
+					_, _ = m.TraceTail(fmt.Sprint(w), 3)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, capacity, m.Len())
+	assert.Equal(t, uint64(writers*each-capacity), m.Dropped())
+	seen := map[string]bool{}
+	for _, r := range m.Records() {
+		assert.False(t, seen[r.CallID], "duplicate %s", r.CallID)
+		seen[r.CallID] = true
+	}
+}

@@ -1,0 +1,364 @@
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Version is the format version this package writes in every record's
+// "version" field. Optional fields may be added within a version; a new
+// version means a required field changed meaning, and a reader of this
+// version refuses it with [ErrUnsupportedVersion] rather than guess.
+const Version = 1
+
+// Speakers: who produced the turn a call answers.
+const (
+	SpeakerUser  = "user"  // a person's message
+	SpeakerAgent = "agent" // the model continuing its own work
+	SpeakerTool  = "tool"  // a tool result handed back to the model
+)
+
+// Outcome statuses.
+const (
+	StatusOK       = "ok"
+	StatusError    = "error"
+	StatusCanceled = "canceled"
+)
+
+// ErrUnsupportedVersion is returned when decoding a record written by a
+// newer, incompatible version of the format.
+var ErrUnsupportedVersion = errors.New("record: unsupported format version")
+
+// Record is one logical call to a provider: the v1 history record.
+//
+// The first seven fields are required and always present in the JSON, with
+// Args encoded as an array ("[]" when empty) and Kwargs as an object ("{}"
+// when empty). The rest are optional and omitted when zero, except Depth,
+// where nil means unknown and a pointer to 0 means a top-level call, and the
+// four history telemetry fields, which every record carries.
+//
+// Args and Kwargs hold JSON. Build them with [ArgsJSON], [KwargsJSON] or
+// [SafeJSON]; whatever they hold, encoding repairs it at that field only
+// (see [Record.AppendJSON]), so a bad field never costs the whole record.
+type Record struct {
+	CallID     string          `json:"call_id"`         // unique, sortable by time
+	Timestamp  string          `json:"timestamp"`       // RFC 3339 UTC, start of the call; see FormatTime
+	Speaker    string          `json:"speaker"`         // SpeakerUser, SpeakerAgent or SpeakerTool
+	MethodName string          `json:"method_name"`     // e.g. "openai.chat.completions.create"
+	Args       json.RawMessage `json:"args"`            // always a JSON array
+	Kwargs     json.RawMessage `json:"kwargs"`          // always a JSON object
+	Outcome    Outcome         `json:"outcome_summary"` // compact on purpose
+
+	TraceID       string  `json:"trace_id,omitempty"`
+	ParentCallID  string  `json:"parent_call_id,omitempty"`
+	Depth         *int    `json:"depth,omitempty"`       // nil: unknown; 0: top level
+	DurationMS    float64 `json:"duration_ms,omitempty"` // over all attempts
+	ErrorType     string  `json:"error_type,omitempty"`  // one of the Error* constants
+	ErrorMessage  string  `json:"error_message,omitempty"`
+	ProgramSource string  `json:"program_source,omitempty"` // code the model generated, when stored
+	ArtifactHit   bool    `json:"artifact_hit,omitempty"`
+	Attempts      int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Model         string  `json:"model,omitempty"`
+	Usage         *Usage  `json:"usage,omitempty"`
+	// Truncated names the fields that were cut to fit a limit ("args",
+	// "kwargs", "error_message", ...): a cut is marked, never silent.
+	Truncated []string `json:"truncated,omitempty"`
+
+	HistoryRecordAppended   bool     `json:"history_record_appended"`
+	ConversationHistorySize int      `json:"conversation_history_size"`
+	HistoryAccessDetected   bool     `json:"history_access_detected"`
+	HistoryQueryPatterns    []string `json:"history_query_patterns"` // "[]" when none
+
+	// Version is the format version. Encoding always writes [Version];
+	// decoding sets it from the input (1 when absent).
+	Version int `json:"version"`
+}
+
+// Outcome is the compact summary of how a call ended. The full response is
+// deliberately not part of it.
+type Outcome struct {
+	Status     string `json:"status"` // StatusOK, StatusError or StatusCanceled
+	OK         bool   `json:"ok"`
+	ErrorType  string `json:"error_type,omitempty"`
+	Retriable  bool   `json:"retriable"`
+	ValueClass string `json:"value_class,omitempty"` // set when OK, e.g. "chat.completion"
+
+	HTTPStatus   int    `json:"http_status,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	ResponseID   string `json:"response_id,omitempty"`
+}
+
+// Usage counts tokens as the provider reported them. TotalTokens includes
+// reasoning tokens; CachedTokens is the part of InputTokens served from the
+// provider's prompt cache.
+type Usage struct {
+	InputTokens     int `json:"input_tokens"`
+	OutputTokens    int `json:"output_tokens"`
+	TotalTokens     int `json:"total_tokens"`
+	CachedTokens    int `json:"cached_tokens,omitempty"`
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+}
+
+// Success returns the outcome of a call that worked and produced a value of
+// the given class.
+func Success(valueClass string) Outcome {
+	return Outcome{Status: StatusOK, OK: true, ValueClass: valueClass}
+}
+
+// Failure returns the outcome of a call that failed with the given error
+// type. Retriable follows [Retriable]; the status is StatusCanceled for
+// [ErrorCanceled] and StatusError otherwise.
+func Failure(errorType string) Outcome {
+	status := StatusError
+	if errorType == ErrorCanceled {
+		status = StatusCanceled
+	}
+	return Outcome{Status: status, ErrorType: errorType, Retriable: Retriable(errorType)}
+}
+
+// Int returns a pointer to v, for optional fields such as [Record.Depth].
+func Int(v int) *int { return &v }
+
+// timeLayout has a fixed number of fractional digits so that timestamps
+// sort as strings in time order.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// FormatTime formats t as a record timestamp: RFC 3339 in UTC with
+// microseconds, so that timestamps sort as strings.
+func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// ParseTime parses a record timestamp (any RFC 3339 form).
+func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Validate reports whether r has the required fields with acceptable
+// values. Encoding never fails on an invalid record; Validate is for
+// callers who build records by hand and want to know.
+func (r *Record) Validate() error {
+	var errs []error
+	need := func(name, v string) {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is empty", name))
+		}
+	}
+	need("call_id", r.CallID)
+	need("method_name", r.MethodName)
+	need("outcome_summary.status", r.Outcome.Status)
+	if _, err := ParseTime(r.Timestamp); err != nil {
+		errs = append(errs, fmt.Errorf("timestamp %q is not RFC 3339", r.Timestamp))
+	}
+	switch r.Speaker {
+	case SpeakerUser, SpeakerAgent, SpeakerTool:
+	default:
+		errs = append(errs, fmt.Errorf("speaker %q is not user, agent or tool", r.Speaker))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("record: invalid: %w", err)
+	}
+	return nil
+}
+
+// Clone returns a deep copy of r: no slice or pointer is shared.
+func (r Record) Clone() Record {
+	c := r
+	c.Args = cloneBytes(r.Args)
+	c.Kwargs = cloneBytes(r.Kwargs)
+	if r.Depth != nil {
+		c.Depth = Int(*r.Depth)
+	}
+	if r.Usage != nil {
+		u := *r.Usage
+		c.Usage = &u
+	}
+	if r.Truncated != nil {
+		c.Truncated = append([]string(nil), r.Truncated...)
+	}
+	if r.HistoryQueryPatterns != nil {
+		c.HistoryQueryPatterns = append([]string(nil), r.HistoryQueryPatterns...)
+	}
+	return c
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// Normalize puts r in the form decoding its JSON would give: Args and
+// Kwargs as [Record.AppendJSON] writes them, empty lists as nil, and
+// Version set. Two records that encode alike are equal once normalized.
+func (r *Record) Normalize() {
+	r.Args = normalizeRaw(r.Args, '[')
+	r.Kwargs = normalizeRaw(r.Kwargs, '{')
+	if len(r.HistoryQueryPatterns) == 0 {
+		r.HistoryQueryPatterns = nil
+	}
+	if len(r.Truncated) == 0 {
+		r.Truncated = nil
+	}
+	r.Version = Version
+}
+
+// MarshalJSON encodes r as one line of JSON; see [Record.AppendJSON].
+func (r Record) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(make([]byte, 0, 512)), nil
+}
+
+// AppendJSON appends r's JSON encoding to dst and returns the extended
+// buffer. It never fails and never writes a newline, so its output is
+// always one JSONL line:
+//
+//   - Args that are missing or null become "[]"; a JSON value that is not an
+//     array is wrapped in one; bytes that are not JSON become a one-element
+//     array holding them as a string.
+//   - Kwargs likewise become "{}", {"value": v}, or {"inspect": "..."}.
+//   - Raw JSON is compacted and invalid UTF-8 replaced, so lines stay lines.
+//   - Strings are escaped with invalid UTF-8 replaced by U+FFFD; a
+//     non-finite duration is omitted.
+func (r Record) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"call_id":`...)
+	dst = appendString(dst, r.CallID)
+	dst = append(dst, `,"timestamp":`...)
+	dst = appendString(dst, r.Timestamp)
+	dst = append(dst, `,"speaker":`...)
+	dst = appendString(dst, r.Speaker)
+	dst = append(dst, `,"method_name":`...)
+	dst = appendString(dst, r.MethodName)
+	dst = append(dst, `,"args":`...)
+	dst = appendRawContainer(dst, r.Args, '[')
+	dst = append(dst, `,"kwargs":`...)
+	dst = appendRawContainer(dst, r.Kwargs, '{')
+	dst = append(dst, `,"outcome_summary":`...)
+	dst = r.Outcome.appendJSON(dst)
+
+	dst = appendOptString(dst, `,"trace_id":`, r.TraceID)
+	dst = appendOptString(dst, `,"parent_call_id":`, r.ParentCallID)
+	if r.Depth != nil {
+		dst = append(dst, `,"depth":`...)
+		dst = strconv.AppendInt(dst, int64(*r.Depth), 10)
+	}
+	if r.DurationMS != 0 && isFinite(r.DurationMS) {
+		dst = append(dst, `,"duration_ms":`...)
+		dst = appendFloat(dst, r.DurationMS, 64)
+	}
+	dst = appendOptString(dst, `,"error_type":`, r.ErrorType)
+	dst = appendOptString(dst, `,"error_message":`, r.ErrorMessage)
+	dst = appendOptString(dst, `,"program_source":`, r.ProgramSource)
+	if r.ArtifactHit {
+		dst = append(dst, `,"artifact_hit":true`...)
+	}
+	if r.Attempts != 0 {
+		dst = append(dst, `,"attempts":`...)
+		dst = strconv.AppendInt(dst, int64(r.Attempts), 10)
+	}
+	dst = appendOptString(dst, `,"model":`, r.Model)
+	if r.Usage != nil {
+		dst = append(dst, `,"usage":`...)
+		dst = r.Usage.appendJSON(dst)
+	}
+	if len(r.Truncated) > 0 {
+		dst = append(dst, `,"truncated":`...)
+		dst = appendStrings(dst, r.Truncated)
+	}
+
+	dst = append(dst, `,"history_record_appended":`...)
+	dst = strconv.AppendBool(dst, r.HistoryRecordAppended)
+	dst = append(dst, `,"conversation_history_size":`...)
+	dst = strconv.AppendInt(dst, int64(r.ConversationHistorySize), 10)
+	dst = append(dst, `,"history_access_detected":`...)
+	dst = strconv.AppendBool(dst, r.HistoryAccessDetected)
+	dst = append(dst, `,"history_query_patterns":`...)
+	dst = appendStrings(dst, r.HistoryQueryPatterns)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, Version, 10)
+	return append(dst, '}')
+}
+
+func (o Outcome) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"status":`...)
+	dst = appendString(dst, o.Status)
+	dst = append(dst, `,"ok":`...)
+	dst = strconv.AppendBool(dst, o.OK)
+	dst = appendOptString(dst, `,"error_type":`, o.ErrorType)
+	dst = append(dst, `,"retriable":`...)
+	dst = strconv.AppendBool(dst, o.Retriable)
+	dst = appendOptString(dst, `,"value_class":`, o.ValueClass)
+	if o.HTTPStatus != 0 {
+		dst = append(dst, `,"http_status":`...)
+		dst = strconv.AppendInt(dst, int64(o.HTTPStatus), 10)
+	}
+	dst = appendOptString(dst, `,"finish_reason":`, o.FinishReason)
+	dst = appendOptString(dst, `,"response_id":`, o.ResponseID)
+	return append(dst, '}')
+}
+
+func (u Usage) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	if u.CachedTokens != 0 {
+		dst = append(dst, `,"cached_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.CachedTokens), 10)
+	}
+	if u.ReasoningTokens != 0 {
+		dst = append(dst, `,"reasoning_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.ReasoningTokens), 10)
+	}
+	return append(dst, '}')
+}
+
+func appendOptString(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	dst = append(dst, key...)
+	return appendString(dst, v)
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// UnmarshalJSON decodes a record, ignoring fields it does not know. Args
+// and Kwargs are normalized as [Record.AppendJSON] would write them, empty
+// lists decode as nil, and a missing version reads as 1. A record of a
+// newer format version fails with [ErrUnsupportedVersion].
+func (r *Record) UnmarshalJSON(data []byte) error {
+	type plain Record // no methods: avoids recursion
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Version == 0 {
+		p.Version = 1
+	}
+	if p.Version > Version {
+		return fmt.Errorf("%w: %d (this reader knows %d)", ErrUnsupportedVersion, p.Version, Version)
+	}
+	*r = Record(p)
+	r.Normalize()
+	return nil
+}
+
+// normalizeRaw returns raw as AppendJSON would encode it, reusing raw when
+// it is already in that form.
+func normalizeRaw(raw json.RawMessage, open byte) json.RawMessage {
+	if len(raw) > 0 && raw[0] == open && isCompactValid(raw) {
+		return raw
+	}
+	return appendRawContainer(nil, raw, open)
+}

@@ -1,0 +1,264 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// Sink receives finished records.
+//
+// Append is called once per record, possibly from many goroutines at once,
+// so a Sink must be safe for concurrent use (wrap one that is not in
+// [NewAsync], which calls it from a single goroutine). A record handed to
+// Append is never modified afterwards, so a sink may keep it; it must not
+// modify the record itself. An error from Append is counted and logged by
+// the caller and never reaches the call being recorded.
+//
+// A sink that buffers implements [Flusher]; one that holds resources
+// implements [io.Closer]. Closing a recorder flushes and closes its sinks.
+type Sink interface {
+	Append(ctx context.Context, r Record) error
+}
+
+// SinkFunc adapts an ordinary function to [Sink].
+type SinkFunc func(ctx context.Context, r Record) error
+
+// Append calls f(ctx, r).
+func (f SinkFunc) Append(ctx context.Context, r Record) error { return f(ctx, r) }
+
+// Flusher is implemented by sinks that buffer records.
+type Flusher interface {
+	Flush() error
+}
+
+// ErrClosed is returned by Append on a sink that has been closed.
+var ErrClosed = errors.New("record: sink is closed")
+
+// ErrQueueFull is returned by [Async.Append] when its queue is full; the
+// record is dropped and counted.
+var ErrQueueFull = errors.New("record: async queue is full; record dropped")
+
+// Flush flushes s if it buffers; it is a no-op otherwise.
+func Flush(s Sink) error {
+	if f, ok := s.(Flusher); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+// Close flushes s and closes it if it holds resources.
+func Close(s Sink) error {
+	if c, ok := s.(io.Closer); ok {
+		return c.Close()
+	}
+	return Flush(s)
+}
+
+// Fanout appends each record to several sinks in order. One sink failing,
+// even by panicking, does not keep the record from the others.
+type Fanout struct {
+	sinks []Sink
+}
+
+// NewFanout returns a sink that appends to every one of sinks; nil sinks
+// are skipped.
+func NewFanout(sinks ...Sink) *Fanout {
+	f := &Fanout{}
+	for _, s := range sinks {
+		if s != nil {
+			f.sinks = append(f.sinks, s)
+		}
+	}
+	return f
+}
+
+// Append appends r to every sink and returns their errors joined.
+func (f *Fanout) Append(ctx context.Context, r Record) error {
+	var errs []error
+	for _, s := range f.sinks {
+		if err := safeAppend(ctx, s, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush flushes every sink that buffers.
+func (f *Fanout) Flush() error {
+	var errs []error
+	for _, s := range f.sinks {
+		errs = append(errs, Flush(s))
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes and closes every sink.
+func (f *Fanout) Close() error {
+	var errs []error
+	for _, s := range f.sinks {
+		errs = append(errs, Close(s))
+	}
+	return errors.Join(errs...)
+}
+
+// PanicError is the error a sink's panic is turned into.
+type PanicError struct {
+	Value any // what the sink panicked with
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("record: sink panicked: %v", e.Value) }
+
+// safeAppend calls s.Append, turning a panic into a *PanicError.
+func safeAppend(ctx context.Context, s Sink, r Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p}
+		}
+	}()
+	return s.Append(ctx, r)
+}
+
+// AsyncOptions configures [NewAsync]. The zero value is the defaults.
+type AsyncOptions struct {
+	// QueueSize is how many records may wait for the sink; default 1024.
+	QueueSize int
+	// OnError, when set, is called from the worker goroutine with each
+	// error the sink returns. Errors are counted either way.
+	OnError func(error)
+}
+
+// AsyncStats counts what an [Async] sink did.
+type AsyncStats struct {
+	Queued  int    // records waiting now
+	Written uint64 // records the inner sink accepted
+	Dropped uint64 // records refused because the queue was full
+	Errors  uint64 // records the inner sink failed on (including panics)
+}
+
+// Async hands records to another sink from a goroutine of its own, through
+// a bounded queue, so that a slow sink never blocks a call. When the queue
+// is full a record is dropped and counted, never waited for.
+type Async struct {
+	inner   Sink
+	onError func(error)
+	queue   chan asyncItem
+	done    chan struct{}
+
+	mu     sync.RWMutex // held for reading while sending, for writing to close
+	closed bool
+
+	written, dropped, errs atomic.Uint64
+	closeOnce              sync.Once
+	closeErr               error
+}
+
+type asyncItem struct {
+	ctx   context.Context
+	rec   Record
+	flush chan error // non-nil: a flush request, answered when reached
+}
+
+// NewAsync starts a goroutine that appends queued records to inner. Call
+// [Async.Close] to drain the queue and stop it. A nil opts means defaults.
+func NewAsync(inner Sink, opts *AsyncOptions) *Async {
+	var o AsyncOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1024
+	}
+	a := &Async{
+		inner:   inner,
+		onError: o.OnError,
+		queue:   make(chan asyncItem, o.QueueSize),
+		done:    make(chan struct{}),
+	}
+	go a.run()
+	return a
+}
+
+// Append queues r without waiting. It returns [ErrQueueFull] when the queue
+// is full and [ErrClosed] after Close. The context keeps its values but
+// loses its cancellation: the record outlives the call that made it.
+func (a *Async) Append(ctx context.Context, r Record) error {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return ErrClosed
+	}
+	select {
+	case a.queue <- asyncItem{ctx: context.WithoutCancel(ctx), rec: r}:
+		return nil
+	default:
+		a.dropped.Add(1)
+		return ErrQueueFull
+	}
+}
+
+// Flush waits until every record queued before it has reached the inner
+// sink, then flushes that sink.
+func (a *Async) Flush() error {
+	a.mu.RLock()
+	if a.closed {
+		a.mu.RUnlock()
+		return ErrClosed
+	}
+	reply := make(chan error, 1)
+	a.queue <- asyncItem{flush: reply} // waits for room: a flush is not droppable
+	a.mu.RUnlock()
+	return <-reply
+}
+
+// Close stops accepting records, waits until the queue is drained, then
+// flushes and closes the inner sink. It is safe to call more than once.
+func (a *Async) Close() error {
+	a.closeOnce.Do(func() {
+		a.mu.Lock()
+		a.closed = true
+		close(a.queue)
+		a.mu.Unlock()
+		<-a.done
+		a.closeErr = Close(a.inner)
+	})
+	return a.closeErr
+}
+
+// Stats returns the counters; they are safe to read at any time.
+func (a *Async) Stats() AsyncStats {
+	return AsyncStats{
+		Queued:  len(a.queue),
+		Written: a.written.Load(),
+		Dropped: a.dropped.Load(),
+		Errors:  a.errs.Load(),
+	}
+}
+
+func (a *Async) run() {
+	defer close(a.done)
+	for it := range a.queue {
+		if it.flush != nil {
+			it.flush <- Flush(a.inner)
+			continue
+		}
+		if err := safeAppend(it.ctx, a.inner, it.rec); err != nil {
+			a.errs.Add(1)
+			a.report(err)
+			continue
+		}
+		a.written.Add(1)
+	}
+}
+
+// report hands err to OnError; a panicking callback must not stop the worker.
+func (a *Async) report(err error) {
+	if a.onError == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	a.onError(err)
+}
