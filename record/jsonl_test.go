@@ -220,7 +220,7 @@ func TestOpenJSONLRepairsTornTail(t *testing.T) {
 	whole := string(rec("a", "").AppendJSON(nil)) + "\n"
 	tests := []struct {
 		name, content, want string
-		cut                  int64
+		cut                 int64
 	}{
 		{"empty", "", "", 0},
 		{"clean", whole, whole, 0},
