@@ -21,7 +21,8 @@ func appendRawContainer(dst, raw []byte, open byte) []byte {
 		}
 		return append(dst, "{}"...)
 	}
-	if !json.Valid(raw) {
+	valid, badUTF8, newline := scanJSON(raw)
+	if !valid {
 		s := raw
 		cut := false
 		if len(s) > maxInspectRaw {
@@ -48,7 +49,7 @@ func appendRawContainer(dst, raw []byte, open byte) []byte {
 			dst = append(dst, `{"value":`...)
 		}
 	}
-	dst = appendCompactJSON(dst, raw)
+	dst = appendCompactJSON(dst, raw, badUTF8, newline)
 	if wrap {
 		if open == '[' {
 			dst = append(dst, ']')
@@ -61,8 +62,8 @@ func appendRawContainer(dst, raw []byte, open byte) []byte {
 
 // appendCompactJSON appends valid JSON raw with newlines removed and
 // invalid UTF-8 replaced, so it fits on one line of any strict reader.
-func appendCompactJSON(dst, raw []byte) []byte {
-	if !utf8.Valid(raw) {
+func appendCompactJSON(dst, raw []byte, badUTF8, newline bool) []byte {
+	if badUTF8 {
 		// Decoding replaces invalid UTF-8 with U+FFFD; numbers keep their text.
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
@@ -71,7 +72,7 @@ func appendCompactJSON(dst, raw []byte) []byte {
 			return appendSafe(dst, v)
 		}
 	}
-	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+	if !newline {
 		return append(dst, raw...)
 	}
 	buf := bytes.NewBuffer(dst)
@@ -85,8 +86,8 @@ func appendCompactJSON(dst, raw []byte) []byte {
 // isCompactValid reports whether raw is valid JSON that appendCompactJSON
 // would leave unchanged.
 func isCompactValid(raw []byte) bool {
-	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 &&
-		utf8.Valid(raw) && json.Valid(raw)
+	valid, badUTF8, newline := scanJSON(raw)
+	return valid && !badUTF8 && !newline
 }
 
 const hexDigits = "0123456789abcdef"

@@ -3,7 +3,6 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,8 +60,10 @@ func (r *Reader) Read() (Record, error) {
 			continue
 		}
 		var rec Record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			if last && !errors.Is(err, ErrUnsupportedVersion) && !json.Valid(raw) {
+		// UnmarshalJSON directly: json.Unmarshal would first validate the
+		// whole line in a separate pass.
+		if err := rec.UnmarshalJSON(raw); err != nil {
+			if last && !isValidJSON(raw) {
 				r.torn = true
 				r.err = io.EOF
 				return Record{}, io.EOF
@@ -167,4 +168,9 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		errs = append(errs, fmt.Errorf("record: %d more malformed lines", bad-maxLineErrors))
 	}
 	return out, errors.Join(errs...)
+}
+
+func isValidJSON(b []byte) bool {
+	valid, _, _ := scanJSON(b)
+	return valid
 }

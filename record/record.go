@@ -333,23 +333,20 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// UnmarshalJSON decodes a record, ignoring fields it does not know. Args
-// and Kwargs are normalized as [Record.AppendJSON] would write them, empty
-// lists decode as nil, and a missing version reads as 1. A record of a
-// newer format version fails with [ErrUnsupportedVersion].
+// UnmarshalJSON decodes a record, ignoring fields it does not know. Keys
+// match exactly (encoding/json would also accept "Call_ID"); null leaves a
+// field unset. Args and Kwargs are normalized as [Record.AppendJSON] would
+// write them, empty lists decode as nil, and a missing version reads as 1.
+// A record of a newer format version fails with [ErrUnsupportedVersion].
 func (r *Record) UnmarshalJSON(data []byte) error {
-	type plain Record // no methods: avoids recursion
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	if p.Version == 0 {
-		p.Version = 1
+	var p Record
+	if err := decodeRecord(data, &p); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	if p.Version > Version {
 		return fmt.Errorf("%w: %d (this reader knows %d)", ErrUnsupportedVersion, p.Version, Version)
 	}
-	*r = Record(p)
+	*r = p
 	r.Normalize()
 	return nil
 }

@@ -191,8 +191,11 @@ func (a *Async) Append(ctx context.Context, r Record) error {
 	if a.closed {
 		return ErrClosed
 	}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx) // only cancelable contexts need it; saves an allocation
+	}
 	select {
-	case a.queue <- asyncItem{ctx: context.WithoutCancel(ctx), rec: r}:
+	case a.queue <- asyncItem{ctx: ctx, rec: r}:
 		return nil
 	default:
 		a.dropped.Add(1)

@@ -1,0 +1,373 @@
+package record
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// decodeRecord decodes one record from b. It accepts what encoding/json
+// would decode into Record's fields, with one deliberate difference: keys
+// match exactly, not case-insensitively, so "Call_ID" is an unknown field
+// and ignored. Null leaves a field at its zero value.
+func decodeRecord(b []byte, r *Record) error {
+	d := decoder{scanner: scanner{b: b}}
+	*r = Record{}
+	err := d.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "call_id":
+			r.CallID, err = d.str("call_id")
+		case "timestamp":
+			r.Timestamp, err = d.str("timestamp")
+		case "speaker":
+			r.Speaker, err = d.str("speaker")
+		case "method_name":
+			r.MethodName, err = d.str("method_name")
+		case "args":
+			r.Args, err = d.raw()
+		case "kwargs":
+			r.Kwargs, err = d.raw()
+		case "outcome_summary":
+			err = d.outcome(&r.Outcome)
+		case "trace_id":
+			r.TraceID, err = d.str("trace_id")
+		case "parent_call_id":
+			r.ParentCallID, err = d.str("parent_call_id")
+		case "depth":
+			if d.null() {
+				r.Depth = nil
+				return nil
+			}
+			var v int
+			v, err = d.int("depth")
+			r.Depth = &v
+		case "duration_ms":
+			r.DurationMS, err = d.float("duration_ms")
+		case "error_type":
+			r.ErrorType, err = d.str("error_type")
+		case "error_message":
+			r.ErrorMessage, err = d.str("error_message")
+		case "program_source":
+			r.ProgramSource, err = d.str("program_source")
+		case "artifact_hit":
+			r.ArtifactHit, err = d.bool("artifact_hit")
+		case "attempts":
+			r.Attempts, err = d.int("attempts")
+		case "model":
+			r.Model, err = d.str("model")
+		case "usage":
+			if d.null() {
+				r.Usage = nil
+				return nil
+			}
+			if r.Usage == nil {
+				r.Usage = new(Usage)
+			}
+			err = d.usage(r.Usage)
+		case "truncated":
+			r.Truncated, err = d.strs("truncated")
+		case "history_record_appended":
+			r.HistoryRecordAppended, err = d.bool("history_record_appended")
+		case "conversation_history_size":
+			r.ConversationHistorySize, err = d.int("conversation_history_size")
+		case "history_access_detected":
+			r.HistoryAccessDetected, err = d.bool("history_access_detected")
+		case "history_query_patterns":
+			r.HistoryQueryPatterns, err = d.strs("history_query_patterns")
+		case "version":
+			r.Version, err = d.int("version")
+		default:
+			err = d.skipValue()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.ws()
+	if d.i != len(d.b) {
+		return d.fail("data after the record")
+	}
+	return nil
+}
+
+type decoder struct {
+	scanner
+}
+
+// typeError reports a value of the wrong JSON type for a field.
+func (d *decoder) typeError(field, want string) error {
+	got := "value"
+	if d.i < len(d.b) {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			got = "string"
+		case c == '{':
+			got = "object"
+		case c == '[':
+			got = "array"
+		case c == 't' || c == 'f':
+			got = "bool"
+		case c == 'n':
+			got = "null"
+		default:
+			got = "number"
+		}
+	}
+	return fmt.Errorf("field %s: cannot use a JSON %s as %s", field, got, want)
+}
+
+// object calls field for each key of the object at d.i, positioned on the
+// value; field must consume it.
+func (d *decoder) object(field func(key []byte) error) error {
+	d.ws()
+	if d.i >= len(d.b) {
+		return d.failEnd()
+	}
+	if d.b[d.i] != '{' {
+		return d.fail("expected an object")
+	}
+	d.i++
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		d.ws()
+		if d.i >= len(d.b) {
+			return d.failEnd()
+		}
+		if d.b[d.i] != '"' {
+			return d.fail("expected a string key")
+		}
+		start := d.i
+		escaped, err := d.stringEnd()
+		if err != nil {
+			return err
+		}
+		key := d.b[start+1 : d.i-1]
+		if escaped {
+			key = []byte(unquote(d.b[start:d.i], true, false))
+		}
+		if err := d.colon(); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+		d.ws()
+		if d.i >= len(d.b) {
+			return d.failEnd()
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return nil
+		default:
+			return d.fail("expected ',' or '}'")
+		}
+	}
+}
+
+func (d *decoder) null() bool {
+	if len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+func (d *decoder) str(field string) (string, error) {
+	if d.null() {
+		return "", nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return "", d.typeError(field, "a string")
+	}
+	start := d.i
+	d.badUTF8 = false
+	escaped, err := d.stringEnd()
+	if err != nil {
+		return "", err
+	}
+	return unquote(d.b[start:d.i], escaped, d.badUTF8), nil
+}
+
+func (d *decoder) strs(field string) ([]string, error) {
+	if d.null() {
+		return nil, nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '[' {
+		return nil, d.typeError(field, "an array of strings")
+	}
+	d.i++
+	var out []string
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		return []string{}, nil
+	}
+	for {
+		d.ws()
+		s, err := d.str(field)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		d.ws()
+		if d.i >= len(d.b) {
+			return nil, d.failEnd()
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return out, nil
+		default:
+			return nil, d.fail("expected ',' or ']'")
+		}
+	}
+}
+
+func (d *decoder) bool(field string) (bool, error) {
+	switch {
+	case d.null():
+		return false, nil
+	case len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "true":
+		d.i += 4
+		return true, nil
+	case len(d.b)-d.i >= 5 && string(d.b[d.i:d.i+5]) == "false":
+		d.i += 5
+		return false, nil
+	}
+	return false, d.typeError(field, "a bool")
+}
+
+func (d *decoder) number(field, want string) ([]byte, bool, error) {
+	if d.i >= len(d.b) || d.b[d.i] != '-' && (d.b[d.i] < '0' || d.b[d.i] > '9') {
+		return nil, false, d.typeError(field, want)
+	}
+	start := d.i
+	integer, err := d.skipNumber()
+	return d.b[start:d.i], integer, err
+}
+
+func (d *decoder) int(field string) (int, error) {
+	if d.null() {
+		return 0, nil
+	}
+	tok, integer, err := d.number(field, "an integer")
+	if err != nil {
+		return 0, err
+	}
+	if !integer {
+		return 0, fmt.Errorf("field %s: %s is not an integer", field, tok)
+	}
+	neg := tok[0] == '-'
+	if neg {
+		tok = tok[1:]
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // math.MinInt64 has one more
+	}
+	var n uint64
+	for _, c := range tok {
+		digit := uint64(c - '0')
+		if n > (limit-digit)/10 {
+			return 0, fmt.Errorf("field %s: %s overflows an integer", field, tok)
+		}
+		n = n*10 + digit
+	}
+	if neg {
+		return -int(n), nil
+	}
+	return int(n), nil
+}
+
+func (d *decoder) float(field string) (float64, error) {
+	if d.null() {
+		return 0, nil
+	}
+	tok, _, err := d.number(field, "a number")
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %s: %s is out of range", field, tok)
+	}
+	return f, nil
+}
+
+// raw returns a copy of the next value's bytes: the input buffer is reused
+// by readers, a record must not point into it.
+func (d *decoder) raw() ([]byte, error) {
+	start := d.i
+	if err := d.skipValue(); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), d.b[start:d.i]...), nil
+}
+
+func (d *decoder) outcome(o *Outcome) error {
+	if d.null() {
+		return nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.typeError("outcome_summary", "an object")
+	}
+	return d.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "status":
+			o.Status, err = d.str("outcome_summary.status")
+		case "ok":
+			o.OK, err = d.bool("outcome_summary.ok")
+		case "error_type":
+			o.ErrorType, err = d.str("outcome_summary.error_type")
+		case "retriable":
+			o.Retriable, err = d.bool("outcome_summary.retriable")
+		case "value_class":
+			o.ValueClass, err = d.str("outcome_summary.value_class")
+		case "http_status":
+			o.HTTPStatus, err = d.int("outcome_summary.http_status")
+		case "finish_reason":
+			o.FinishReason, err = d.str("outcome_summary.finish_reason")
+		case "response_id":
+			o.ResponseID, err = d.str("outcome_summary.response_id")
+		default:
+			err = d.skipValue()
+		}
+		return err
+	})
+}
+
+func (d *decoder) usage(u *Usage) error {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.typeError("usage", "an object")
+	}
+	return d.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "input_tokens":
+			u.InputTokens, err = d.int("usage.input_tokens")
+		case "output_tokens":
+			u.OutputTokens, err = d.int("usage.output_tokens")
+		case "total_tokens":
+			u.TotalTokens, err = d.int("usage.total_tokens")
+		case "cached_tokens":
+			u.CachedTokens, err = d.int("usage.cached_tokens")
+		case "reasoning_tokens":
+			u.ReasoningTokens, err = d.int("usage.reasoning_tokens")
+		default:
+			err = d.skipValue()
+		}
+		return err
+	})
+}

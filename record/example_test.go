@@ -1,0 +1,113 @@
+package record_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// A record is written as one JSON line and read back unchanged.
+func Example() {
+	r := record.Record{
+		CallID:     "01JD2Q8Z3XKQ4M9R7T5V6W8Y0A",
+		Timestamp:  "2026-11-21T09:30:00.000000Z",
+		Speaker:    record.SpeakerUser,
+		MethodName: "openai.chat.completions.create",
+		Args:       record.ArgsJSON(map[string]any{"role": "user", "content": "hi"}),
+		Kwargs:     record.KwargsJSON(map[string]any{"model": "gpt-4o-mini"}),
+		Outcome:    record.Success("chat.completion"),
+		Depth:      record.Int(0),
+	}
+	var out strings.Builder
+	sink := record.NewJSONL(&out)
+	_ = sink.Append(context.Background(), r)
+	_ = sink.Close()
+	fmt.Print(out.String())
+
+	back, err := record.ReadJSONL(strings.NewReader(out.String()))
+	fmt.Println(len(back), err, back[0].MethodName, *back[0].Depth)
+	// Output:
+	// {"call_id":"01JD2Q8Z3XKQ4M9R7T5V6W8Y0A","timestamp":"2026-11-21T09:30:00.000000Z","speaker":"user","method_name":"openai.chat.completions.create","args":[{"content":"hi","role":"user"}],"kwargs":{"model":"gpt-4o-mini"},"outcome_summary":{"status":"ok","ok":true,"retriable":false,"value_class":"chat.completion"},"depth":0,"history_record_appended":false,"conversation_history_size":0,"history_access_detected":false,"history_query_patterns":[],"version":1}
+	// 1 <nil> openai.chat.completions.create 0
+}
+
+// SafeJSON turns values encoding/json refuses into JSON, field by field.
+func ExampleSafeJSON() {
+	type node struct{ Next *node }
+	loop := &node{}
+	loop.Next = loop
+	fmt.Println(string(record.SafeJSON(map[any]any{
+		1:       math.NaN(),
+		"bytes": []byte("hi"),
+		"bad":   "caf\xe9",
+		"fn":    strings.ToUpper,
+		"loop":  loop,
+	})))
+	// Output:
+	// {"1":"NaN","bad":"caf�","bytes":"aGk=","fn":"<func(string) string>","loop":{"Next":"<cycle: *record_test.node>"}}
+}
+
+// NormalizeHistory always yields a slice, keeping what it can.
+func ExampleNormalizeHistory() {
+	history := []any{
+		map[string]any{"call_id": "a", "method_name": "tool.search", "speaker": "tool"},
+		"not a record",
+		map[string]any{"call_id": "b", "method_name": "openai.chat.completions.create"},
+	}
+	records, dropped := record.NormalizeHistory(history, nil)
+	fmt.Println(len(records), dropped, records[0].CallID, records[1].CallID)
+
+	records, dropped = record.NormalizeHistory(map[string]any{"oops": true}, nil)
+	fmt.Println(len(records), dropped, records != nil)
+	// Output:
+	// 2 1 a b
+	// 0 0 true
+}
+
+// Memory keeps a bounded history and a view per conversation.
+func ExampleMemory_TraceTail() {
+	m := record.NewMemory(100)
+	for i, trace := range []string{"chat-1", "chat-2", "chat-1", "chat-1"} {
+		_ = m.Append(context.Background(), record.Record{CallID: fmt.Sprint("call-", i), TraceID: trace, MethodName: "m"})
+	}
+	tail, total := m.TraceTail("chat-1", 2)
+	fmt.Println(total, tail[0].CallID, tail[1].CallID)
+	// Output:
+	// 3 call-2 call-3
+}
+
+// The slog sink writes one log line per record, at Warn when the call failed.
+func ExampleNewSlog() {
+	h := slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // keep the example's output stable
+			}
+			return a
+		},
+	})
+	sink := record.NewSlog(slog.New(h))
+	r := record.Record{CallID: "c1", MethodName: "gemini.models.generateContent", Speaker: "user",
+		Outcome: record.Failure(record.ErrorRateLimit), ErrorType: record.ErrorRateLimit}
+	_ = sink.Append(context.Background(), r)
+	// Output:
+	// {"level":"WARN","msg":"llm call","call_id":"c1","timestamp":"","speaker":"user","method_name":"gemini.models.generateContent","outcome_summary":{"status":"error","ok":false,"error_type":"rate_limit","retriable":true},"error_type":"rate_limit","history_record_appended":false,"conversation_history_size":0,"history_access_detected":false,"history_query_patterns":[]}
+}
+
+func ExampleRetriable() {
+	for _, typ := range []string{record.ErrorRateLimit, record.ErrorQuota, record.ErrorOverloaded, record.ErrorAuth} {
+		fmt.Println(typ, record.Retriable(typ))
+	}
+	fmt.Println(record.ErrorTypeForStatus(529))
+	// Output:
+	// rate_limit true
+	// quota false
+	// overloaded true
+	// auth false
+	// overloaded
+}

@@ -1,0 +1,382 @@
+package record
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file holds a small JSON scanner: validation without building values,
+// and the pieces the record decoder needs. encoding/json spends most of its
+// time in reflection and in building values we would throw away; records
+// are read and written on hot paths (every call, every line of a report).
+
+// maxNesting matches encoding/json's limit on nested containers.
+const maxNesting = 10000
+
+// plainASCII marks bytes that stand for themselves inside a JSON string.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// SyntaxError describes invalid JSON found by the scanner.
+type syntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg) }
+
+type scanner struct {
+	b       []byte
+	i       int
+	badUTF8 bool // a string held bytes that are not UTF-8
+	newline bool // whitespace held \n or \r
+}
+
+func (s *scanner) fail(msg string) error { return &syntaxError{Offset: s.i, Msg: msg} }
+
+func (s *scanner) failEnd() error {
+	return &syntaxError{Offset: len(s.b), Msg: "unexpected end of input"}
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t':
+		case '\n', '\r':
+			s.newline = true
+		default:
+			return
+		}
+		s.i++
+	}
+}
+
+// scanJSON reports whether b holds exactly one valid JSON value (with
+// surrounding whitespace), and whether it needs repair to sit on one line
+// of a strict reader: invalid UTF-8 inside strings, or newlines.
+func scanJSON(b []byte) (valid, badUTF8, newline bool) {
+	s := scanner{b: b}
+	s.ws()
+	if err := s.skipValue(); err != nil {
+		return false, false, false
+	}
+	s.ws()
+	return s.i == len(s.b), s.badUTF8, s.newline
+}
+
+// skipString moves past the string starting at s.i.
+func (s *scanner) skipString() error {
+	_, err := s.stringEnd()
+	return err
+}
+
+// stringEnd moves past the string starting at s.i and reports whether it
+// holds escapes.
+func (s *scanner) stringEnd() (escaped bool, err error) {
+	b := s.b
+	i := s.i + 1
+	for i < len(b) {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if plainASCII[c] {
+				i++
+				continue
+			}
+			switch c {
+			case '"':
+				s.i = i + 1
+				return escaped, nil
+			case '\\':
+				escaped = true
+				if i+1 >= len(b) {
+					return escaped, s.failEnd()
+				}
+				switch b[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					if i+6 > len(b) {
+						return escaped, s.failEnd()
+					}
+					if _, ok := hex4(b[i+2 : i+6]); !ok {
+						s.i = i
+						return escaped, s.fail("invalid \\u escape")
+					}
+					i += 6
+				default:
+					s.i = i
+					return escaped, s.fail("invalid escape")
+				}
+			default:
+				s.i = i
+				return escaped, s.fail("control character in string")
+			}
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			s.badUTF8 = true
+		}
+		i += size
+	}
+	s.i = len(b)
+	return escaped, s.failEnd()
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// skipNumber moves past a number and reports whether it is an integer
+// (no fraction, no exponent).
+func (s *scanner) skipNumber() (integer bool, err error) {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return false, s.failEnd()
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		s.i = i
+		return false, s.fail("invalid number")
+	}
+	integer = true
+	if i < len(b) && b[i] == '.' {
+		integer = false
+		i++
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			s.i = i
+			return false, s.fail("invalid number")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		integer = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			s.i = i
+			return false, s.fail("invalid number")
+		}
+	}
+	s.i = i
+	return integer, nil
+}
+
+func (s *scanner) literal(word string) error {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return s.fail("invalid literal")
+	}
+	s.i += len(word)
+	return nil
+}
+
+// skipValue moves past one value. It does not recurse, so nesting depth
+// costs no stack.
+func (s *scanner) skipValue() error {
+	var stackBuf [32]byte
+	stack := stackBuf[:0] // closers of the open containers
+	for {
+		// A value.
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.failEnd()
+		}
+		switch c := s.b[s.i]; {
+		case c == '{' || c == '[':
+			if len(stack) >= maxNesting {
+				return s.fail("nested too deep")
+			}
+			s.i++
+			s.ws()
+			closer := byte('}')
+			if c == '[' {
+				closer = ']'
+			}
+			if s.i < len(s.b) && s.b[s.i] == closer {
+				s.i++
+				break // an empty container is a complete value
+			}
+			stack = append(stack, closer)
+			if c == '{' {
+				if err := s.objectKey(); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			if err := s.skipString(); err != nil {
+				return err
+			}
+		case c == 't':
+			if err := s.literal("true"); err != nil {
+				return err
+			}
+		case c == 'f':
+			if err := s.literal("false"); err != nil {
+				return err
+			}
+		case c == 'n':
+			if err := s.literal("null"); err != nil {
+				return err
+			}
+		case c == '-' || '0' <= c && c <= '9':
+			if _, err := s.skipNumber(); err != nil {
+				return err
+			}
+		default:
+			return s.fail("unexpected character " + strconv.QuoteRune(rune(c)))
+		}
+		// After a value: close containers or move to the next element.
+		for {
+			if len(stack) == 0 {
+				return nil
+			}
+			s.ws()
+			if s.i >= len(s.b) {
+				return s.failEnd()
+			}
+			top := stack[len(stack)-1]
+			c := s.b[s.i]
+			if c == top {
+				s.i++
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if c != ',' {
+				return s.fail("expected ',' or '" + string(top) + "'")
+			}
+			s.i++
+			if top == '}' {
+				if err := s.objectKey(); err != nil {
+					return err
+				}
+			}
+			break
+		}
+	}
+}
+
+// objectKey moves past `"key" :`.
+func (s *scanner) objectKey() error {
+	s.ws()
+	if s.i >= len(s.b) {
+		return s.failEnd()
+	}
+	if s.b[s.i] != '"' {
+		return s.fail("expected a string key")
+	}
+	if err := s.skipString(); err != nil {
+		return err
+	}
+	return s.colon()
+}
+
+func (s *scanner) colon() error {
+	s.ws()
+	if s.i >= len(s.b) {
+		return s.failEnd()
+	}
+	if s.b[s.i] != ':' {
+		return s.fail("expected ':'")
+	}
+	s.i++
+	s.ws()
+	return nil
+}
+
+// unquote decodes the JSON string b[start:end] (quotes included) exactly as
+// encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func unquote(b []byte, escaped, badUTF8 bool) string {
+	body := b[1 : len(b)-1]
+	if !escaped && !badUTF8 {
+		return string(body)
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\':
+			switch body[i+1] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, _ := hex4(body[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+						if r2, ok := hex4(body[i+2 : i+6]); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								out = utf8.AppendRune(out, dec)
+								i += 6
+								continue
+							}
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default: // '"', '\\', '/'
+				out = append(out, body[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = append(out, "\uFFFD"...)
+			} else {
+				out = append(out, body[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out)
+}

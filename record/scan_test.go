@@ -1,0 +1,125 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var scanSeeds = []string{
+	`{"a":[1,2.5e-3,-0,true,false,null,"x\u00e9\ud83d\ude00\n"]}`,
+	`[]`, `{}`, ` [ ] `, `"str"`, `0`, `-1.5E+10`, `01`, `1.`, `.5`, `-`, `1e`, `[1,]`, `{"a"}`, `{"a":1,}`,
+	`{"a":1 "b":2}`, `tru`, `nul`, "\"\x01\"", "\"a\xffb\"", "[\n1\r\n]", `"\u12g4"`, `"\x"`, `[[[[[]]]]]`,
+	`{"call_id":"x","depth":0,"usage":{"input_tokens":1},"history_query_patterns":["a",null]}`,
+	`{"call_id":"x","args":{"z":1},"kwargs":5,"outcome_summary":null}`,
+	`{"call_id":"x","duration_ms":1e400}`, `{"depth":9223372036854775808}`, `{"depth":-9223372036854775808}`,
+	`{"depth":1.0}`, `{"version":2}`, `{"call\u005fid":"esc"}`, `{"usage":null,"depth":null}`,
+	`{"truncated":[],"outcome_summary":{"status":"ok","http_status":429,"zz":[1]}}`,
+	`{"timestamp":"\ud800\u0041"}`, `{"speaker":"\udc00\ud800"}`,
+}
+
+func FuzzScanJSON(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid, badUTF8, newline := scanJSON(b)
+		if valid != json.Valid(b) {
+			t.Fatalf("scanJSON says valid=%v, encoding/json says %v for %q", valid, !valid, b)
+		}
+		if !valid {
+			return
+		}
+		if badUTF8 != !utf8.Valid(b) {
+			t.Fatalf("badUTF8=%v for %q", badUTF8, b)
+		}
+		if newline != bytes.ContainsAny(b, "\n\r") {
+			t.Fatalf("newline=%v for %q", newline, b)
+		}
+	})
+}
+
+func TestScanJSONSeeds(t *testing.T) {
+	for _, s := range scanSeeds {
+		valid, _, _ := scanJSON([]byte(s))
+		if valid != json.Valid([]byte(s)) {
+			t.Errorf("%q: scanJSON valid=%v", s, valid)
+		}
+	}
+	deep := strings.Repeat("[", maxNesting+1) + strings.Repeat("]", maxNesting+1)
+	if valid, _, _ := scanJSON([]byte(deep)); valid {
+		t.Error("nesting past the limit must be refused, as encoding/json does")
+	}
+}
+
+// ambiguousKeys reports whether v holds a key that encoding/json would
+// match case-insensitively to a field while our decoder would not.
+func ambiguousKeys(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			for _, known := range knownKeys {
+				if k != known && strings.EqualFold(k, known) {
+					return true
+				}
+			}
+			if ambiguousKeys(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if ambiguousKeys(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var knownKeys = func() (keys []string) {
+	for _, t := range []reflect.Type{reflect.TypeFor[Record](), reflect.TypeFor[Outcome](), reflect.TypeFor[Usage]()} {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			keys = append(keys, name, t.Field(i).Name)
+		}
+	}
+	return keys
+}()
+
+// FuzzDecodeRecord checks the hand-written decoder against encoding/json.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got Record
+		gotErr := got.UnmarshalJSON(b)
+
+		type plain Record
+		var p plain
+		wantErr := json.Unmarshal(b, &p)
+		if wantErr == nil && p.Version > Version {
+			wantErr = ErrUnsupportedVersion
+		}
+		var generic any
+		if json.Unmarshal(b, &generic) == nil && ambiguousKeys(generic) {
+			return
+		}
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("decoder error %v, encoding/json error %v, for %q", gotErr, wantErr, b)
+		}
+		if gotErr != nil {
+			return
+		}
+		want := Record(p)
+		want.Normalize()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoders disagree for %q:\n got %#v\nwant %#v", b, got, want)
+		}
+	})
+}
