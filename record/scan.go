@@ -29,7 +29,9 @@ type syntaxError struct {
 	Msg    string
 }
 
-func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg) }
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
+}
 
 type scanner struct {
 	b       []byte
