@@ -23,7 +23,7 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// SyntaxError describes invalid JSON found by the scanner.
+// syntaxError describes invalid JSON found by the scanner.
 type syntaxError struct {
 	Offset int
 	Msg    string

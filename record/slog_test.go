@@ -80,7 +80,7 @@ func TestSlogSinkJSON(t *testing.T) {
 
 func TestSlogSinkTint(t *testing.T) {
 	var buf bytes.Buffer
-	s := record.NewSlog(slog.New(tint.NewHandler(&buf, &tint.Options{NoColor: true})))
+	s := record.NewSlog(slog.New(tint.NewTextHandler(&buf, &tint.Options{NoColor: true})))
 	failed := loggedRecord()
 	failed.Outcome = record.Failure(record.ErrorServer)
 	require.NoError(t, s.Append(context.Background(), failed))
