@@ -376,3 +376,11 @@ func FuzzReadJSONL(f *testing.F) {
 		}
 	})
 }
+
+func TestReaderRefusesNullLines(t *testing.T) {
+	got, err := record.ReadJSONL(strings.NewReader("null\n" + string(rec("a", "").AppendJSON(nil)) + "\n"))
+	assert.Equal(t, []string{"a"}, ids(got))
+	var le *record.LineError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, 1, le.Line)
+}

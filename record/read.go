@@ -60,9 +60,9 @@ func (r *Reader) Read() (Record, error) {
 			continue
 		}
 		var rec Record
-		// UnmarshalJSON directly: json.Unmarshal would first validate the
-		// whole line in a separate pass.
-		if err := rec.UnmarshalJSON(raw); err != nil {
+		// Not json.Unmarshal: it would first validate the whole line in a
+		// separate pass.
+		if err := rec.decode(raw); err != nil {
 			if last && !isValidJSON(raw) {
 				r.torn = true
 				r.err = io.EOF

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -338,7 +339,17 @@ func appendStrings(dst []byte, ss []string) []byte {
 // field unset. Args and Kwargs are normalized as [Record.AppendJSON] would
 // write them, empty lists decode as nil, and a missing version reads as 1.
 // A record of a newer format version fails with [ErrUnsupportedVersion].
+//
+// As encoding/json expects of an Unmarshaler, JSON null leaves r unchanged.
 func (r *Record) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	return r.decode(data)
+}
+
+// decode is UnmarshalJSON for a reader, to which null is not a record.
+func (r *Record) decode(data []byte) error {
 	var p Record
 	if err := decodeRecord(data, &p); err != nil {
 		return fmt.Errorf("record: %w", err)

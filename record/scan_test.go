@@ -97,6 +97,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if string(bytes.TrimSpace(b)) == "null" {
+			return // a no-op for both, by convention
+		}
 		var got Record
 		gotErr := got.UnmarshalJSON(b)
 
