@@ -5,6 +5,11 @@ go 1.26.0
 require (
 	github.com/lmittmann/tint v1.2.1
 	github.com/stretchr/testify v1.12.1
+	github.com/tidwall/gjson v1.20.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -19,6 +19,7 @@ type Memory struct {
 	start   int      // index of the oldest record once the ring wrapped
 	cap     int
 	dropped uint64
+	traces  map[string]int // records held per trace
 }
 
 // NewMemory returns an empty history holding at most capacity records;
@@ -36,14 +37,51 @@ func (m *Memory) Append(_ context.Context, r Record) error {
 	r.Normalize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.appendLocked(r)
+	return nil
+}
+
+// Add appends a copy of r as the newest turn of its trace's conversation
+// and returns the stored record, with the history telemetry filled in:
+// HistoryRecordAppended set, and ConversationHistorySize the number of
+// records of r's trace held, r included.
+func (m *Memory) Add(r Record) Record {
+	r = r.Clone()
+	r.Normalize()
+	r.HistoryRecordAppended = true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.ConversationHistorySize = m.traces[r.TraceID] + 1
+	if len(m.ring) == m.cap && m.ring[m.start].TraceID == r.TraceID {
+		r.ConversationHistorySize-- // the oldest of this very trace makes room
+	}
+	m.appendLocked(r)
+	return r.Clone()
+}
+
+func (m *Memory) appendLocked(r Record) {
+	if m.traces == nil {
+		m.traces = make(map[string]int)
+	}
+	m.traces[r.TraceID]++
 	if len(m.ring) < m.cap {
 		m.ring = append(m.ring, r)
-		return nil
+		return
+	}
+	old := m.ring[m.start].TraceID
+	if m.traces[old]--; m.traces[old] == 0 {
+		delete(m.traces, old)
 	}
 	m.ring[m.start] = r
 	m.start = (m.start + 1) % m.cap
 	m.dropped++
-	return nil
+}
+
+// TraceLen returns how many records of one trace are held.
+func (m *Memory) TraceLen(traceID string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.traces[traceID]
 }
 
 // Records returns copies of the records held, oldest first.
@@ -112,5 +150,5 @@ func (m *Memory) Dropped() uint64 {
 func (m *Memory) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ring, m.start, m.dropped = nil, 0, 0
+	m.ring, m.start, m.dropped, m.traces = nil, 0, 0, nil
 }

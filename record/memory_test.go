@@ -105,3 +105,25 @@ func TestMemoryConcurrent(t *testing.T) {
 		seen[r.CallID] = true
 	}
 }
+
+func TestMemoryAddFillsTelemetry(t *testing.T) {
+	m := record.NewMemory(3)
+	got := m.Add(rec("1", "a"))
+	assert.True(t, got.HistoryRecordAppended)
+	assert.Equal(t, 1, got.ConversationHistorySize)
+	m.Add(rec("2", "b"))
+	got = m.Add(rec("3", "a"))
+	assert.Equal(t, 2, got.ConversationHistorySize)
+	assert.Equal(t, 2, m.TraceLen("a"))
+	// Full: record 1 (trace a) makes room for record 4 (trace a).
+	got = m.Add(rec("4", "a"))
+	assert.Equal(t, 2, got.ConversationHistorySize)
+	assert.Equal(t, 2, m.TraceLen("a"))
+	assert.Equal(t, 1, m.TraceLen("b"))
+	stored := m.Records()
+	assert.Equal(t, got, stored[len(stored)-1], "what Add returns is what is stored")
+	m.Add(rec("5", "c")) // evicts b
+	assert.Equal(t, 0, m.TraceLen("b"))
+	_, total := m.TraceTail("a", 0)
+	assert.Equal(t, m.TraceLen("a"), total)
+}

@@ -1,0 +1,94 @@
+package middleware
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// maxErrorDrain is how much of an unread error body Close reads so the
+// record can say why the call failed (an SDK that retries closes the body
+// of a 429 without reading it).
+const maxErrorDrain = 64 << 10
+
+// body wraps a response body: bytes pass through to the caller unchanged
+// and as they arrive, while a copy goes into a bounded capture. The record
+// is finalized exactly once, on the first of EOF, a read error, Close, the
+// end of the call's context, or the recorder closing.
+type body struct {
+	rc   io.ReadCloser
+	a    *attempt
+	info finishInfo
+
+	mu   sync.Mutex // guards cap and stop: finish may run beside Read
+	cap  capture
+	stop func() bool // unregisters the context watcher
+	done atomic.Bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 && !b.done.Load() {
+		b.mu.Lock()
+		if !b.done.Load() {
+			b.cap.write(p[:n])
+		}
+		b.mu.Unlock()
+	}
+	if err != nil && !b.done.Load() {
+		if err == io.EOF {
+			b.finish(endEOF, nil)
+		} else {
+			b.finish(endReadError, err)
+		}
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	if b.info.status >= 400 && !b.info.stream && !b.done.Load() {
+		b.drainError()
+	}
+	err := b.rc.Close()
+	b.finish(endClose, nil)
+	return err
+}
+
+// drainError reads the rest of a small error body into the capture.
+func (b *body) drainError() {
+	var buf [4 << 10]byte
+	for read := 0; read < maxErrorDrain; {
+		n, err := b.rc.Read(buf[:])
+		read += n
+		b.mu.Lock()
+		if !b.done.Load() {
+			b.cap.write(buf[:n])
+		}
+		b.mu.Unlock()
+		if err == io.EOF {
+			b.finish(endEOF, nil)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// finish finalizes the record once; later calls do nothing.
+func (b *body) finish(reason endReason, err error) {
+	if !b.done.CompareAndSwap(false, true) {
+		return
+	}
+	b.mu.Lock()
+	c, stop := b.cap, b.stop
+	b.cap = capture{}
+	b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	b.a.r.forget(b)
+	f := b.info
+	f.reason, f.err, f.cap = reason, err, &c
+	b.a.end(f)
+}

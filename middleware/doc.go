@@ -1,0 +1,61 @@
+// Package middleware records every call an HTTP client makes to an LLM
+// provider as one history record, without changing a byte of the call.
+//
+// Wrap the transport of the client you already use:
+//
+//	rec := middleware.NewRecorder()
+//	defer rec.Close()
+//	cfg := openai.DefaultConfig(key)          // github.com/sashabaranov/go-openai
+//	cfg.HTTPClient = rec.Client(nil)
+//
+// The same client goes into genai (ClientConfig.HTTPClient), the official
+// OpenAI SDK (option.WithHTTPClient) or any code that takes an
+// *http.Client. Compose with other RoundTripper middleware through
+// [Chain]; the first listed is outermost.
+//
+// # The call is sacred
+//
+// The recorder never modifies the caller's request: it sends a clone. It
+// copies up to 1 MiB of the request body for parsing (through GetBody when
+// there is one, so the body itself is untouched) and keeps Body and GetBody
+// able to replay it for redirects and retries. The response comes back with
+// the same status, headers, error and bytes, delivered chunk for chunk as
+// they arrive; a copy of at most 1 MiB plus the last 64 KiB goes into a
+// capture for parsing. A failure inside recording (a parser or sink that
+// panics, a full disk) is recovered, counted in [Recorder.Stats] and logged
+// once; it never fails the call.
+//
+// # One record per logical call
+//
+// A record is finalized exactly once, at the first of: the body read to
+// EOF, a read error, Close, the call's context ending, or a transport error
+// with no response. A body closed before its end is recorded as
+// incomplete, not as success; one never closed is finalized when the
+// recorder closes.
+//
+// Attempts of one logical call are folded into one record (with the first
+// attempt's call_id and timestamp, the last one's outcome, attempts, and
+// duration_ms over them all). The recorder recognizes them, in order, by a
+// call ID in the context ([WithCallID]), an Idempotency-Key header,
+// X-Stainless-Retry-Count (the official OpenAI SDK's retries), or else an
+// identical request (method, URL, body, trace) that follows a retriable
+// failure within the dedup window (genai resends the same request). A
+// retriable failure is held until its retry comes, the window ends, or the
+// recorder closes; success and other failures are emitted at once. [Retry]
+// is a retry middleware that cooperates with this.
+//
+// # Identity
+//
+// call_id is a ULID ([NewCallID]); timestamp is the start of the call;
+// trace_id comes from [WithTrace], else from a W3C traceparent header;
+// parent_call_id and depth from [WithParent]; speaker from [WithSpeaker],
+// else from the role of the request's last message.
+//
+// # Secrets
+//
+// Authorization, api-key, x-api-key, x-goog-api-key and cookie headers are
+// never passed to parsers; key= query parameters are removed from URLs;
+// key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies
+// and error messages become [REDACTED] before a record exists ([Redact]).
+// [WithRedactor] adds a hook of your own.
+package middleware

@@ -1,0 +1,132 @@
+package middleware
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Defaults of a Recorder made with no options.
+const (
+	DefaultMaxRequestBody  = 1 << 20          // bytes of a request body captured
+	DefaultMaxResponseBody = 1 << 20          // bytes of a response body captured
+	DefaultDedupWindow     = 10 * time.Second // how long a retriable failure waits for its retry
+	DefaultSinkQueue       = 4096             // records waiting for the sinks
+)
+
+// Option configures a [Recorder].
+type Option func(*config)
+
+type config struct {
+	sinks         []record.Sink
+	syncSinks     bool
+	sinkQueue     int
+	logger        *slog.Logger
+	history       *record.Memory
+	maxReq        int
+	maxResp       int
+	dedupWindow   time.Duration
+	redactors     []func(*record.Record)
+	now           func() time.Time
+	providers     []providers.Provider
+}
+
+// WithSink adds a sink that receives every record. It may be given
+// several times. Sinks are fed from a goroutine of the recorder through a
+// bounded queue, so a slow sink never delays a call; see [WithSyncSinks].
+func WithSink(s record.Sink) Option {
+	return func(c *config) {
+		if s != nil {
+			c.sinks = append(c.sinks, s)
+		}
+	}
+}
+
+// WithSyncSinks makes the recorder append to its sinks on the goroutine
+// that finishes each call, instead of through its queue: no record is ever
+// dropped, at the price of the call waiting for the sinks. Meant for tests
+// and tools, not for serving paths.
+func WithSyncSinks() Option { return func(c *config) { c.syncSinks = true } }
+
+// WithSinkQueue sets how many records may wait for the sinks; past it,
+// records are dropped and counted in [Stats]. Default [DefaultSinkQueue].
+func WithSinkQueue(n int) Option { return func(c *config) { c.sinkQueue = n } }
+
+// WithLogger sets where the recorder reports its own trouble (a failing
+// sink, a parser panic), once per kind of trouble. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithHistory sets the in-memory history every record is appended to
+// first. Default: record.NewMemory(record.DefaultMemoryCapacity).
+func WithHistory(m *record.Memory) Option { return func(c *config) { c.history = m } }
+
+// WithMaxBody sets how many bytes of request and response bodies are
+// captured for parsing. A longer request body passes through untouched and
+// its record is marked truncated; a longer response keeps its head and its
+// last 64 KiB. Zero or less keeps the default of 1 MiB.
+func WithMaxBody(request, response int) Option {
+	return func(c *config) {
+		if request > 0 {
+			c.maxReq = request
+		}
+		if response > 0 {
+			c.maxResp = response
+		}
+	}
+}
+
+// WithDedupWindow sets how long a retriable failure is held waiting for
+// the retry that would make it one record with the retry's outcome.
+// Default [DefaultDedupWindow]. Zero or less emits failures at once, with
+// no collapsing of unmarked retries.
+func WithDedupWindow(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			d = -1
+		}
+		c.dedupWindow = d
+	}
+}
+
+// WithRedactor adds a hook that may change a record before anything sees
+// it: the history, the sinks. Built-in redaction (credential headers, key=
+// parameters, key-shaped strings) has already run.
+func WithRedactor(fn func(*record.Record)) Option {
+	return func(c *config) {
+		if fn != nil {
+			c.redactors = append(c.redactors, fn)
+		}
+	}
+}
+
+// WithClock sets the clock used for timestamps and durations, for tests.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithProviders puts providers before the built-in ones, so they are asked
+// first whether they recognize a request.
+func WithProviders(ps ...providers.Provider) Option {
+	return func(c *config) { c.providers = append(c.providers, ps...) }
+}
+
+func newConfig(opts []Option) config {
+	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.history == nil {
+		c.history = record.NewMemory(record.DefaultMemoryCapacity)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.dedupWindow < 0 {
+		c.dedupWindow = 0
+	}
+	c.providers = append(c.providers, builtinProviders...)
+	return c
+}

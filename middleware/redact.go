@@ -1,0 +1,171 @@
+package middleware
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Redacted replaces every secret the recorder removes.
+const Redacted = "[REDACTED]"
+
+// secretHeaders are never passed to providers, so never recorded.
+var secretHeaders = map[string]bool{
+	"Authorization":       true,
+	"Proxy-Authorization": true,
+	"Api-Key":             true,
+	"X-Api-Key":           true,
+	"X-Goog-Api-Key":      true,
+	"Cookie":              true,
+	"Set-Cookie":          true,
+}
+
+// secretParams are query parameters removed from recorded URLs.
+var secretParams = []string{"key", "api_key", "api-key", "apikey", "access_token", "token"}
+
+// safeHeader returns h without credential headers. Values are shared, not
+// copied: nobody modifies them.
+func safeHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		if !secretHeaders[http.CanonicalHeaderKey(k)] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// safeURL returns a copy of u without user info and secret query
+// parameters.
+func safeURL(u *url.URL) *url.URL {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		q := c.Query()
+		changed := false
+		for _, p := range secretParams {
+			if q.Has(p) {
+				q.Del(p)
+				changed = true
+			}
+		}
+		if changed {
+			c.RawQuery = q.Encode()
+		}
+	}
+	return &c
+}
+
+// A secret pattern: a prefix, then at least min characters of the
+// secret's alphabet. keep is how much of the prefix survives ("Bearer ").
+type secretPattern struct {
+	prefix   string
+	keep     int
+	min      int
+	boundary bool // the prefix must not follow a letter or digit
+	query    bool // the prefix must follow '?' or '&' (a URL parameter)
+	alphabet func(byte) bool
+}
+
+func keyChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+func tokenChar(c byte) bool {
+	return keyChar(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+func paramChar(c byte) bool {
+	return c > ' ' && c != '&' && c != '"' && c != '\'' && c != '#' && c != '<' && c != '>' && c != '\\'
+}
+
+var secretPatterns = []secretPattern{
+	{prefix: "sk-", min: 20, boundary: true, alphabet: keyChar},             // OpenAI, Anthropic
+	{prefix: "AIza", min: 30, boundary: true, alphabet: keyChar},            // Google API keys
+	{prefix: "ya29.", min: 20, boundary: true, alphabet: tokenChar},         // Google OAuth tokens
+	{prefix: "Bearer ", keep: 7, min: 8, alphabet: tokenChar},               // Authorization values
+	{prefix: "bearer ", keep: 7, min: 8, alphabet: tokenChar},               //
+	{prefix: "key=", keep: 4, min: 1, query: true, alphabet: paramChar},     // ?key= in URLs
+	{prefix: "api_key=", keep: 8, min: 1, query: true, alphabet: paramChar}, //
+}
+
+// Redact replaces secrets in s with [Redacted]: OpenAI and Anthropic keys
+// (sk-...), Google API keys (AIza...) and OAuth tokens (ya29....), bearer
+// tokens, and key= query parameters. The recorder applies it to request
+// and response bodies before parsing, and to error messages and log lines;
+// use it for your own logs too.
+func Redact(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	return string(redactBytes([]byte(s)))
+}
+
+// mayHoldSecret is a quick check that lets clean text through without work.
+func mayHoldSecret(s string) bool {
+	for _, p := range secretPatterns {
+		if strings.Contains(s, p.prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactBytes returns b with secrets replaced. When there are none it
+// returns b itself; otherwise a new slice, so the caller's bytes (a body
+// about to be sent) are never changed.
+func redactBytes(b []byte) []byte {
+	var out []byte // nil until the first secret
+	src := b
+	for _, p := range secretPatterns {
+		if bytes.Contains(src, []byte(p.prefix)) {
+			if r, changed := redactPattern(src, p); changed {
+				out, src = r, r
+			}
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return out
+}
+
+func redactPattern(b []byte, p secretPattern) ([]byte, bool) {
+	var out []byte
+	last := 0
+	prefix := []byte(p.prefix)
+	for i := 0; i < len(b); {
+		j := bytes.Index(b[i:], prefix)
+		if j < 0 {
+			break
+		}
+		start := i + j
+		end := start + len(prefix)
+		for end < len(b) && p.alphabet(b[end]) {
+			end++
+		}
+		ok := end-start-len(prefix) >= p.min
+		if ok && p.boundary && start > 0 && (keyChar(b[start-1]) && b[start-1] != '-' && b[start-1] != '_') {
+			ok = false // "task-..." is not a key
+		}
+		if ok && p.query && (start == 0 || b[start-1] != '?' && b[start-1] != '&') {
+			ok = false
+		}
+		if !ok {
+			i = start + len(prefix)
+			continue
+		}
+		out = append(out, b[last:start+p.keep]...)
+		out = append(out, Redacted...)
+		last = end
+		i = end
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
+}

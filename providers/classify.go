@@ -1,0 +1,228 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// SpeakerForRole maps the role of a request's last message to a record
+// speaker: a user's message (or a system or developer message with
+// nothing after it) is the user speaking; a tool or function result is
+// the tool; an assistant or model message means the model is continuing
+// its own work, the agent. It returns "" for an empty role.
+func SpeakerForRole(role string) string {
+	switch strings.ToLower(role) {
+	case "":
+		return ""
+	case "tool", "function", "ipython", "function_call_output":
+		return record.SpeakerTool
+	case "assistant", "model":
+		return record.SpeakerAgent
+	}
+	return record.SpeakerUser
+}
+
+// maxErrorMessage caps the error message kept from a body.
+const maxErrorMessage = 1024
+
+// ClassifyError reads an error response the way most LLM APIs write it,
+// {"error": {"message", "type", "code", "status"}}, and returns its place
+// in the taxonomy of package record and its message. Codes and statuses it
+// knows refine what the HTTP status says (a 429 whose code is
+// insufficient_quota is a quota error, not a rate limit; a 400 with
+// API_KEY_INVALID is an auth error). A body that is not JSON, such as an
+// HTML error page, gives the HTTP status's type and the page's title or
+// first line as the message.
+func ClassifyError(status int, body []byte) (errorType, message string) {
+	errorType = record.ErrorTypeForStatus(status)
+	if errorType == "" {
+		errorType = record.ErrorUnknown
+	}
+	body = bytes.TrimSpace(body)
+	var env struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if len(body) == 0 {
+		return errorType, ""
+	}
+	if body[0] != '{' || json.Unmarshal(body, &env) != nil {
+		return errorType, textMessage(body)
+	}
+	var e struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Status  string          `json:"status"`
+		Details []struct {
+			Reason string `json:"reason"`
+		} `json:"details"`
+	}
+	if len(env.Error) > 0 && env.Error[0] == '"' {
+		_ = json.Unmarshal(env.Error, &e.Message) // {"error": "text"}
+	} else if len(env.Error) > 0 {
+		_ = json.Unmarshal(env.Error, &e)
+	}
+	if e.Message == "" {
+		e.Message = env.Message
+	}
+	var code string
+	if len(e.Code) > 0 && e.Code[0] == '"' {
+		_ = json.Unmarshal(e.Code, &code)
+	}
+	reasons := make([]string, 0, len(e.Details))
+	for _, d := range e.Details {
+		reasons = append(reasons, d.Reason)
+	}
+	if t := typeFromFields(code, e.Type, e.Status, reasons, e.Message); t != "" {
+		errorType = t
+	}
+	return errorType, clip(e.Message)
+}
+
+func typeFromFields(code, typ, status string, reasons []string, message string) string {
+	for _, r := range reasons {
+		switch r {
+		case "API_KEY_INVALID", "API_KEY_EXPIRED":
+			return record.ErrorAuth
+		}
+	}
+	switch code {
+	case "insufficient_quota", "billing_hard_limit_reached":
+		return record.ErrorQuota
+	case "rate_limit_exceeded":
+		return record.ErrorRateLimit
+	case "context_length_exceeded", "string_above_max_length":
+		return record.ErrorContextLength
+	case "invalid_api_key", "invalid_authentication":
+		return record.ErrorAuth
+	case "content_filter", "content_policy_violation":
+		return record.ErrorContentFilter
+	case "model_not_found", "deployment_not_found", "DeploymentNotFound":
+		return record.ErrorNotFound
+	}
+	switch typ {
+	case "insufficient_quota":
+		return record.ErrorQuota
+	case "rate_limit_error", "requests", "tokens":
+		return record.ErrorRateLimit
+	case "authentication_error":
+		return record.ErrorAuth
+	case "permission_error":
+		return record.ErrorPermission
+	case "not_found_error":
+		return record.ErrorNotFound
+	case "overloaded_error":
+		return record.ErrorOverloaded
+	case "server_error", "api_error":
+		return record.ErrorServer
+	}
+	switch status {
+	case "RESOURCE_EXHAUSTED":
+		return record.ErrorRateLimit
+	case "UNAVAILABLE":
+		return record.ErrorOverloaded
+	case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE":
+		return record.ErrorInvalidRequest
+	case "PERMISSION_DENIED":
+		return record.ErrorPermission
+	case "UNAUTHENTICATED":
+		return record.ErrorAuth
+	case "DEADLINE_EXCEEDED":
+		return record.ErrorTimeout
+	case "CANCELLED":
+		return record.ErrorCanceled
+	case "NOT_FOUND":
+		return record.ErrorNotFound
+	case "INTERNAL", "UNKNOWN", "DATA_LOSS":
+		return record.ErrorServer
+	case "ABORTED":
+		return record.ErrorConflict
+	}
+	if strings.Contains(message, "maximum context length") {
+		return record.ErrorContextLength
+	}
+	return ""
+}
+
+// textMessage finds something readable in a body that is not JSON: the
+// title of an HTML page, or the first non-empty line.
+func textMessage(body []byte) string {
+	lower := bytes.ToLower(body)
+	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
+		rest := body[i+len("<title>"):]
+		if j := bytes.Index(bytes.ToLower(rest), []byte("</title>")); j >= 0 {
+			return clip(html.UnescapeString(strings.TrimSpace(string(rest[:j]))))
+		}
+	}
+	for line := range bytes.Lines(body) {
+		if l := bytes.TrimSpace(line); len(l) > 0 {
+			return clip(string(l))
+		}
+	}
+	return ""
+}
+
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxErrorMessage {
+		return s
+	}
+	cut := maxErrorMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// MaxArgsBytes and MaxKwargsBytes bound what a call keeps of a request.
+const (
+	MaxArgsBytes   = 256 << 10
+	MaxKwargsBytes = 64 << 10
+)
+
+// FitArray builds a JSON array from elems (each a valid JSON value) within
+// max bytes. When they do not all fit it keeps the latest elements, the
+// ones a conversation's next turn depends on, behind a marker string
+// "…[N earlier items cut]", and reports cut.
+func FitArray(elems [][]byte, max int) (arr json.RawMessage, cut bool) {
+	total := 2
+	for _, e := range elems {
+		total += len(e) + 1
+	}
+	if total <= max {
+		out := make([]byte, 0, total)
+		out = append(out, '[')
+		for i, e := range elems {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, e...)
+		}
+		return append(out, ']'), false
+	}
+	keep, size := 0, 64 // room for the marker
+	for i := len(elems) - 1; i >= 0 && size+len(elems[i])+1 <= max; i-- {
+		size += len(elems[i]) + 1
+		keep++
+	}
+	out := make([]byte, 0, size+2)
+	out = append(out, `["…[`...)
+	out = append(out, []byte(itoa(len(elems)-keep))...)
+	out = append(out, ` earlier items cut]"`...)
+	for _, e := range elems[len(elems)-keep:] {
+		out = append(out, ',')
+		out = append(out, e...)
+	}
+	return append(out, ']'), true
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,101 @@
+package providers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Provider parses the wire format of one API family. The recording
+// middleware asks each configured provider in turn whether it recognizes a
+// request; the first that does parses the request and, later, the response.
+//
+// A Provider is shared by every call of a recorder, so it must be safe for
+// concurrent use; the built-in ones hold no state. Its methods run on the
+// caller's goroutine while a call is recorded: they must be quick, must
+// not keep the byte slices they are given (the capture buffers are
+// reused), and must not panic on any input. A panic is recovered and
+// counted by the recorder, but costs the record its parsed detail.
+type Provider interface {
+	// Name identifies the provider in records and logs: "openai", "gemini".
+	Name() string
+	// ParseRequest reports whether the provider recognizes the request and,
+	// if so, what it asks.
+	ParseRequest(req *Request) (Call, bool)
+	// ParseResponse reads the response to a call the provider recognized.
+	ParseResponse(call *Call, resp *Response) Result
+}
+
+// Request is what a provider sees of an outgoing request. Secrets are
+// already gone: no credential headers, no key= query parameter, and
+// key-shaped strings in the body replaced by [REDACTED].
+type Request struct {
+	Method        string
+	URL           *url.URL
+	Header        http.Header
+	Body          []byte // the captured body, at most the recorder's cap
+	BodyTruncated bool   // the body was longer than Body
+}
+
+// Call is what a provider understood of a request.
+type Call struct {
+	Provider   string          // the provider's Name
+	MethodName string          // e.g. "openai.chat.completions.create"
+	Model      string          // the model asked for, when the request names one
+	Args       json.RawMessage // a JSON array: messages, contents, input
+	Kwargs     json.RawMessage // a JSON object: model and the parameters set
+	Speaker    string          // from the last message's role; "" when unknown
+	Stream     bool            // the request asks for a streamed response
+	Truncated  []string        // fields cut to fit ("args", "kwargs")
+}
+
+// Response is what a provider sees of a response.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	// Body is the captured body, decompressed. When Truncated, it is the
+	// head of the body and Tail holds its last bytes, so that what comes at
+	// the end of a long stream (usage, a finish reason) is not lost.
+	Body      []byte
+	Tail      []byte
+	Truncated bool
+	Stream    bool // a text/event-stream, or the call asked for a stream
+	EOF       bool // the body was read to its end
+}
+
+// Result is what a provider understood of a response.
+type Result struct {
+	Outcome      record.Outcome
+	ErrorMessage string
+	Model        string        // the model that answered, when the response says
+	Usage        *record.Usage // token counts, when the response has them
+	Output       string        // generated text, assembled from a stream
+	ToolCalls    []ToolCall    // tool or function calls the model made
+	// Finished reports that the response reached its natural end (a finish
+	// reason, a [DONE] sentinel), so that a body closed before EOF is
+	// still known to be complete.
+	Finished bool
+}
+
+// ToolCall is one tool or function call the model asked for.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // as the model wrote them, usually JSON
+}
+
+// Match returns the first provider that recognizes req, and what it
+// understood. When none does, it returns ok false.
+func Match(ps []Provider, req *Request) (p Provider, call Call, ok bool) {
+	for _, p := range ps {
+		if call, ok := p.ParseRequest(req); ok {
+			if call.Provider == "" {
+				call.Provider = p.Name()
+			}
+			return p, call, true
+		}
+	}
+	return nil, Call{}, false
+}

@@ -1,0 +1,81 @@
+package providers
+
+import "bytes"
+
+// Event is one server-sent event: the lines of a frame up to a blank line.
+type Event struct {
+	Name string // the "event:" field (the Responses API names its events)
+	Data []byte // the "data:" lines, joined by newlines
+	// Raw holds the frame's lines that are not SSE fields, joined by
+	// newlines. Gemini sends a bare JSON error object this way in the middle
+	// of a stream.
+	Raw []byte
+}
+
+// ScanSSE calls fn for each event in body, in order, until fn returns
+// false. Frames may end with "\n\n", "\r\n\r\n" or "\r\r"; comment lines
+// (": ...") and "id:"/"retry:" fields are skipped. A last frame cut off
+// without its blank line is still delivered: callers decide whether its
+// data is whole. The returned slices point into body unless a frame has
+// several data lines.
+func ScanSSE(body []byte, fn func(Event) bool) {
+	var ev Event
+	multi := false // ev.Data was built by appending, not sliced
+	flush := func() bool {
+		if ev.Data == nil && ev.Raw == nil && ev.Name == "" {
+			return true
+		}
+		ok := fn(ev)
+		ev, multi = Event{}, false
+		return ok
+	}
+	for len(body) > 0 {
+		var line []byte
+		i := bytes.IndexAny(body, "\r\n")
+		if i < 0 {
+			line, body = body, nil
+		} else {
+			line = body[:i]
+			if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
+				body = body[i+2:]
+			} else {
+				body = body[i+1:]
+			}
+		}
+		if len(line) == 0 {
+			if !flush() {
+				return
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue // a comment, such as ": OPENROUTER PROCESSING"
+		}
+		field, value, found := bytes.Cut(line, []byte(":"))
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch {
+		case found && string(field) == "data":
+			switch {
+			case ev.Data == nil:
+				ev.Data = value
+			case !multi:
+				ev.Data = append(append(append([]byte(nil), ev.Data...), '\n'), value...)
+				multi = true
+			default:
+				ev.Data = append(append(ev.Data, '\n'), value...)
+			}
+		case found && string(field) == "event":
+			ev.Name = string(value)
+		case found && (string(field) == "id" || string(field) == "retry"):
+		default:
+			if ev.Raw == nil {
+				ev.Raw = append([]byte(nil), line...)
+			} else {
+				ev.Raw = append(append(ev.Raw, '\n'), line...)
+			}
+		}
+	}
+	flush()
+}
