@@ -20,17 +20,17 @@ const (
 type Option func(*config)
 
 type config struct {
-	sinks         []record.Sink
-	syncSinks     bool
-	sinkQueue     int
-	logger        *slog.Logger
-	history       *record.Memory
-	maxReq        int
-	maxResp       int
-	dedupWindow   time.Duration
-	redactors     []func(*record.Record)
-	now           func() time.Time
-	providers     []providers.Provider
+	sinks       []record.Sink
+	syncSinks   bool
+	sinkQueue   int
+	logger      *slog.Logger
+	history     *record.Memory
+	maxReq      int
+	maxResp     int
+	dedupWindow time.Duration
+	redactors   []func(*record.Record)
+	now         func() time.Time
+	providers   []providers.Provider
 }
 
 // WithSink adds a sink that receives every record. It may be given

@@ -35,15 +35,15 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	closed bool
-	open   map[*body]struct{}   // response bodies not yet finalized
-	held   map[string][]*held   // retriable failures waiting for their retry
+	open   map[*body]struct{} // response bodies not yet finalized
+	held   map[string][]*held // retriable failures waiting for their retry
 	nHeld  int
 	closeE error
 	once   sync.Once
 
-	inflight                               atomic.Int64
-	recorded, dropped, sinkErrors, panics  atomic.Uint64
-	logged                                 sync.Map // kinds of trouble already logged
+	inflight                              atomic.Int64
+	recorded, dropped, sinkErrors, panics atomic.Uint64
+	logged                                sync.Map // kinds of trouble already logged
 }
 
 // Stats counts what a recorder did. Every counter only grows, except
