@@ -1,0 +1,88 @@
+package middleware
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCaptureKeepsHeadAndTail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		limit := rng.IntN(3 * tailSize)
+		size := rng.IntN(4 * tailSize)
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		c := newCapture(limit)
+		for rest := data; len(rest) > 0; {
+			n := 1 + rng.IntN(min(len(rest), tailSize+100))
+			c.write(rest[:n])
+			rest = rest[n:]
+		}
+		head := min(size, limit)
+		require.Equal(t, data[:head], c.head)
+		assert.Equal(t, size > limit, c.truncated())
+		assert.Equal(t, int64(size), c.total)
+		if size > limit {
+			// The tail holds the last bytes written past the head.
+			past := data[limit:]
+			want := past[max(0, len(past)-tailSize):]
+			require.Equal(t, want, c.tailBytes())
+		}
+		c.release()
+	}
+}
+
+func TestReadUpTo(t *testing.T) {
+	tests := []struct {
+		in       string
+		limit    int
+		wantMore bool
+	}{
+		{"", 10, false},
+		{"short", 10, false},
+		{"exactly10!", 10, false},
+		{"eleven byte", 10, true},
+		{strings.Repeat("x", 100000), 50000, true},
+	}
+	for _, tt := range tests {
+		got, more, err := readUpTo(iotest.OneByteReader(strings.NewReader(tt.in)), nil, tt.limit)
+		require.NoError(t, err)
+		assert.Equal(t, tt.wantMore, more, "%d bytes, limit %d", len(tt.in), tt.limit)
+		if !more {
+			assert.Equal(t, tt.in, string(got))
+		} else {
+			assert.Equal(t, tt.in[:len(got)], string(got))
+		}
+	}
+	boom := errors.New("boom")
+	got, _, err := readUpTo(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), nil, 10)
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, "abc", string(got))
+}
+
+func TestDecompress(t *testing.T) {
+	out, ok := decompress("br", []byte("x"), 10)
+	assert.False(t, ok)
+	assert.Nil(t, out)
+	out, ok = decompress("identity", []byte("plain"), 10)
+	assert.True(t, ok)
+	assert.Equal(t, "plain", string(out))
+	_, ok = decompress("gzip", []byte("not gzip"), 10)
+	assert.False(t, ok)
+}
+
+func TestTraceparentID(t *testing.T) {
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", traceparentID("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+	assert.Empty(t, traceparentID("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"), "upper case is invalid")
+	assert.Empty(t, traceparentID("00-4bf92f35-00f067aa0ba902b7-01"))
+	assert.Empty(t, traceparentID(""))
+}

@@ -1,0 +1,263 @@
+package middleware_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+var fast = middleware.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
+
+func overloaded() *scripted {
+	return (&scripted{}).
+		add(503, `{"error":{"message":"overloaded"}}`, nil).
+		add(503, `{"error":{"message":"overloaded"}}`, nil).
+		add(200, chatResponse, nil)
+}
+
+func TestRetryInsideRecorderIsOneRecord(t *testing.T) {
+	for _, getBody := range []bool{true, false} {
+		e := newEnv(t)
+		s := overloaded()
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Chain(nil, e.rec.Middleware(), middleware.Retry(fast))}
+		var body io.Reader = strings.NewReader(chatBody)
+		if !getBody {
+			body = io.NopCloser(body) // the recorder's replay makes it retriable
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, body)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, chatResponse, string(b))
+		require.Equal(t, int32(3), s.n.Load(), "getBody=%v", getBody)
+		for range 3 {
+			assert.Equal(t, chatBody, <-s.bodies, "every attempt sent the whole body")
+		}
+		r := one(t, e)
+		assert.Equal(t, 3, r.Attempts)
+		assert.True(t, r.Outcome.OK)
+	}
+}
+
+func TestRetryOutsideRecorderIsOneRecord(t *testing.T) {
+	e := newEnv(t)
+	s := overloaded()
+	srv := s.start(t)
+	client := &http.Client{Transport: middleware.Chain(nil, middleware.Retry(fast), e.rec.Middleware())}
+	resp, err := post(t, client, context.Background(), srv.URL, chatBody)
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	r := one(t, e)
+	assert.Equal(t, 3, r.Attempts)
+	assert.True(t, r.Outcome.OK)
+}
+
+func TestRetryGivesUpAndRecordsTheLastFailure(t *testing.T) {
+	e := newEnv(t)
+	s := (&scripted{}).add(503, `{"error":{"message":"still overloaded"}}`, nil)
+	srv := s.start(t)
+	client := &http.Client{Transport: middleware.Chain(nil, e.rec.Middleware(), middleware.Retry(fast))}
+	resp, err := post(t, client, context.Background(), srv.URL, chatBody)
+	require.NoError(t, err)
+	assert.Equal(t, 503, resp.StatusCode)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, `{"error":{"message":"still overloaded"}}`, string(b), "the last response reaches the caller whole")
+	assert.Empty(t, e.records(), "a retriable failure waits for a retry from further out")
+	require.NoError(t, e.rec.Close())
+	r := one(t, e)
+	assert.Equal(t, 3, r.Attempts)
+	assert.Equal(t, record.ErrorOverloaded, r.ErrorType)
+	assert.Equal(t, "still overloaded", r.ErrorMessage)
+}
+
+func TestRetryOnlyRetriesRetriable(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		header map[string]string
+	}{
+		{"bad request", 400, `{"error":{"message":"bad"}}`, nil},
+		{"quota is a 429 that waiting will not fix", 429, `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`, nil},
+		{"x-should-retry false", 503, `{}`, map[string]string{"X-Should-Retry": "false"}},
+		{"retry-after too long", 429, `{}`, map[string]string{"Retry-After": "3600"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := (&scripted{}).add(tt.status, tt.body, tt.header).add(200, chatResponse, nil)
+			srv := s.start(t)
+			client := &http.Client{Transport: middleware.Chain(nil, middleware.Retry(fast))}
+			resp, err := post(t, client, context.Background(), srv.URL, chatBody)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, tt.status, resp.StatusCode)
+			assert.Equal(t, tt.body, string(b))
+			assert.Equal(t, int32(1), s.n.Load())
+		})
+	}
+}
+
+func TestRetryHonoursRetryAfterAndDeadlines(t *testing.T) {
+	t.Run("retry-after-ms", func(t *testing.T) {
+		s := (&scripted{}).add(429, `{}`, map[string]string{"Retry-After-Ms": "300"}).add(200, chatResponse, nil)
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Retry(fast)(http.DefaultTransport)}
+		start := time.Now()
+		resp, err := post(t, client, context.Background(), srv.URL, chatBody)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "waited as the provider asked")
+	})
+	t.Run("retry-after seconds", func(t *testing.T) {
+		s := (&scripted{}).add(503, `{}`, map[string]string{"Retry-After": "1"}).add(200, chatResponse, nil)
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Retry(fast)(http.DefaultTransport)}
+		start := time.Now()
+		resp, err := post(t, client, context.Background(), srv.URL, chatBody)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.GreaterOrEqual(t, time.Since(start), time.Second)
+	})
+	t.Run("deadline too close", func(t *testing.T) {
+		s := (&scripted{}).add(429, `{"error":{"message":"later"}}`, map[string]string{"Retry-After": "5"}).add(200, chatResponse, nil)
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Retry(fast)(http.DefaultTransport)}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		resp, err := post(t, client, ctx, srv.URL, chatBody)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, 429, resp.StatusCode, "gave the 429 back rather than wait past the deadline")
+		assert.Equal(t, `{"error":{"message":"later"}}`, string(b))
+		assert.Equal(t, int32(1), s.n.Load())
+	})
+	t.Run("canceled while waiting", func(t *testing.T) {
+		s := (&scripted{}).add(503, `{}`, nil)
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Hour, MaxDelay: time.Hour})(http.DefaultTransport)}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		_, err := post(t, client, ctx, srv.URL, chatBody)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+	t.Run("body that cannot be replayed is not retried", func(t *testing.T) {
+		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		client := &http.Client{Transport: middleware.Retry(fast)(http.DefaultTransport)}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, io.NopCloser(strings.NewReader(chatBody)))
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 503, resp.StatusCode)
+		assert.Equal(t, int32(1), s.n.Load())
+	})
+}
+
+func TestDedupByCallIDAndIdempotencyKey(t *testing.T) {
+	t.Run("call id in the context", func(t *testing.T) {
+		e := newEnv(t)
+		s := (&scripted{}).add(500, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		ctx := middleware.WithCallID(context.Background(), "my-call-1")
+		for range 2 {
+			// Different bodies: the call ID alone says they are one call.
+			resp, err := post(t, e.client, ctx, srv.URL, chatBody+" ")
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		r := one(t, e)
+		assert.Equal(t, "my-call-1", r.CallID)
+		assert.Equal(t, 2, r.Attempts)
+		assert.True(t, r.Outcome.OK)
+	})
+	t.Run("idempotency key", func(t *testing.T) {
+		e := newEnv(t)
+		s := (&scripted{}).add(429, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		for i := range 2 {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(chatBody))
+			req.Header.Set("Idempotency-Key", "idem-42")
+			req = req.WithContext(middleware.WithTrace(context.Background(), []string{"a", "b"}[i])) // different traces
+			resp, err := e.client.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		r := one(t, e)
+		assert.Equal(t, 2, r.Attempts)
+	})
+}
+
+func TestDedupHeuristics(t *testing.T) {
+	t.Run("identical request after a retriable failure", func(t *testing.T) {
+		e := newEnv(t)
+		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		for range 2 {
+			resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		r := one(t, e)
+		assert.Equal(t, 2, r.Attempts)
+		assert.True(t, r.Outcome.OK)
+	})
+	t.Run("two identical successes are two records", func(t *testing.T) {
+		e := newEnv(t)
+		srv := serve(t, 200, "application/json", chatResponse)
+		for range 2 {
+			resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		assert.Len(t, e.records(), 2)
+	})
+	t.Run("a different request is a different call", func(t *testing.T) {
+		e := newEnv(t)
+		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		for _, b := range []string{chatBody, `{"other":true}`} {
+			resp, err := post(t, e.client, context.Background(), srv.URL, b)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		require.NoError(t, e.rec.Close())
+		assert.Len(t, e.records(), 2)
+	})
+	t.Run("a failure never retried is emitted when the window ends", func(t *testing.T) {
+		e := newEnv(t, middleware.WithDedupWindow(50*time.Millisecond))
+		srv := serve(t, 503, "application/json", `{}`)
+		resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 1, e.rec.Stats().Pending)
+		require.Eventually(t, func() bool { return len(e.records()) == 1 }, 5*time.Second, 5*time.Millisecond)
+		assert.Equal(t, 1, one(t, e).Attempts)
+		assert.Zero(t, e.rec.Stats().Pending)
+	})
+	t.Run("non-retriable failures are emitted at once", func(t *testing.T) {
+		e := newEnv(t)
+		srv := serve(t, 401, "application/json", `{}`)
+		resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Len(t, e.records(), 1)
+	})
+}
