@@ -179,7 +179,9 @@ func TestRecordingFailuresNeverBreakTheCall(t *testing.T) {
 
 type diskFull struct{}
 
-func (diskFull) Write([]byte) (int, error) { return 0, errors.New("write history.jsonl: no space left on device") }
+func (diskFull) Write([]byte) (int, error) {
+	return 0, errors.New("write history.jsonl: no space left on device")
+}
 
 // careless is a provider that records everything it is shown, headers and
 // URL included: what it is shown must already be clean.
