@@ -22,7 +22,7 @@ func ScanSSE(body []byte, fn func(Event) bool) {
 	var ev Event
 	multi := false // ev.Data was built by appending, not sliced
 	flush := func() bool {
-		if ev.Data == nil && ev.Raw == nil && ev.Name == "" {
+		if len(ev.Data) == 0 && len(ev.Raw) == 0 && ev.Name == "" {
 			return true
 		}
 		ok := fn(ev)

@@ -1,0 +1,102 @@
+package providers_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func file(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	require.NoError(t, err)
+	return b
+}
+
+func TestClassifyError(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		body     []byte
+		wantType string
+		wantMsg  string
+	}{
+		{"openai 429, real", 429, file(t, "openai_error_429.json"), record.ErrorRateLimit, "Rate limit reached"},
+		{"openrouter 429 with integer code, real", 429, file(t, "openrouter_error_429.json"), record.ErrorRateLimit, "Rate limit exceeded: limit_rpm"},
+		{"gemini RESOURCE_EXHAUSTED, real", 429, file(t, "gemini_error.json"), record.ErrorRateLimit, ""},
+		{"gemini API_KEY_INVALID, real", 400, file(t, "gemini_error_400_api_key.json"), record.ErrorAuth, "API key not valid"},
+		{"quota", 429, []byte(`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`), record.ErrorQuota, "You exceeded your current quota"},
+		{"context length", 400, []byte(`{"error":{"message":"This model's maximum context length is 128000 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`), record.ErrorContextLength, "This model's maximum"},
+		{"content filter", 400, []byte(`{"error":{"message":"filtered","code":"content_filter"}}`), record.ErrorContentFilter, "filtered"},
+		{"invalid key", 401, []byte(`{"error":{"message":"Incorrect API key","code":"invalid_api_key"}}`), record.ErrorAuth, "Incorrect API key"},
+		{"unavailable", 503, []byte(`{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`), record.ErrorOverloaded, "overloaded"},
+		{"deadline", 504, []byte(`{"error":{"code":504,"status":"DEADLINE_EXCEEDED","message":"late"}}`), record.ErrorTimeout, "late"},
+		{"cancelled", 499, []byte(`{"error":{"code":499,"status":"CANCELLED","message":"gone"}}`), record.ErrorCanceled, "gone"},
+		{"string error", 500, []byte(`{"error":"plain text error"}`), record.ErrorServer, "plain text error"},
+		{"anthropic overloaded", 529, []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), record.ErrorOverloaded, "Overloaded"},
+		{"html 502", 502, []byte("<html><head><title>502 Bad Gateway</title></head></html>"), record.ErrorServer, "502 Bad Gateway"},
+		{"text", 503, []byte("\n\nupstream connect error\nmore"), record.ErrorOverloaded, "upstream connect error"},
+		{"empty", 404, nil, record.ErrorNotFound, ""},
+		{"invalid json", 400, []byte(`{"error":`), record.ErrorInvalidRequest, `{"error":`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			typ, msg := providers.ClassifyError(tt.status, tt.body)
+			assert.Equal(t, tt.wantType, typ)
+			assert.True(t, strings.HasPrefix(msg, tt.wantMsg), "message %q", msg)
+		})
+	}
+}
+
+func TestClassifyErrorClipsHugeMessages(t *testing.T) {
+	_, msg := providers.ClassifyError(500, []byte(`{"error":{"message":"`+strings.Repeat("é", 5000)+`"}}`))
+	assert.LessOrEqual(t, len(msg), 1030)
+	assert.True(t, strings.HasSuffix(msg, "…"))
+}
+
+func TestSpeakerForRole(t *testing.T) {
+	for role, want := range map[string]string{"user": "user", "system": "user", "developer": "user", "tool": "tool", "function": "tool",
+		"assistant": "agent", "model": "agent", "Assistant": "agent", "": ""} {
+		assert.Equal(t, want, providers.SpeakerForRole(role), role)
+	}
+}
+
+func TestFitArray(t *testing.T) {
+	elems := [][]byte{[]byte(`"aaaa"`), []byte(`"bbbb"`), []byte(`"cccc"`)}
+	got, cut := providers.FitArray(elems, 100)
+	assert.False(t, cut)
+	assert.Equal(t, `["aaaa","bbbb","cccc"]`, string(got))
+	long := func(c string) []byte { return []byte(`"` + strings.Repeat(c, 78) + `"`) }
+	elems = [][]byte{long("a"), long("b"), long("c")}
+	got, cut = providers.FitArray(elems, 200)
+	assert.True(t, cut)
+	assert.True(t, json.Valid(got))
+	assert.LessOrEqual(t, len(got), 200)
+	var arr []string
+	require.NoError(t, json.Unmarshal(got, &arr))
+	assert.Equal(t, []string{"…[2 earlier items cut]", strings.Repeat("c", 78)}, arr, "the latest turns are kept")
+	got, _ = providers.FitArray(nil, 10)
+	assert.Equal(t, `[]`, string(got))
+}
+
+func FuzzClassifyError(f *testing.F) {
+	f.Add(429, []byte(`{"error":{"message":"m","code":"insufficient_quota"}}`))
+	f.Add(400, []byte(`{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}`))
+	f.Add(502, []byte("<title>x</title>"))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		typ, msg := providers.ClassifyError(status, body)
+		if typ == "" {
+			t.Fatal("no error type")
+		}
+		if len(msg) > 1100 {
+			t.Fatalf("message of %d bytes", len(msg))
+		}
+	})
+}

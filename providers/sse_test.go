@@ -1,0 +1,110 @@
+package providers_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/providers"
+)
+
+type ev struct{ Name, Data, Raw string }
+
+func scan(body string) []ev {
+	var out []ev
+	providers.ScanSSE([]byte(body), func(e providers.Event) bool {
+		out = append(out, ev{e.Name, string(e.Data), string(e.Raw)})
+		return true
+	})
+	return out
+}
+
+func TestScanSSE(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []ev
+	}{
+		{"lf", "data: a\n\ndata: b\n\n", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"crlf", "data: a\r\n\r\ndata: b\r\n\r\n", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"cr", "data: a\r\rdata: b\r\r", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"no space after colon", "data:a\n\n", []ev{{"", "a", ""}}},
+		{"comments skipped", ": OPENROUTER PROCESSING\n\ndata: x\n\n", []ev{{"", "x", ""}}},
+		{"event names", "event: response.created\ndata: {}\n\n", []ev{{"response.created", "{}", ""}}},
+		{"multi-line data", "data: a\ndata: b\ndata: c\n\n", []ev{{"", "a\nb\nc", ""}}},
+		{"id and retry ignored", "id: 7\nretry: 100\ndata: x\n\n", []ev{{"", "x", ""}}},
+		{"cut last frame still delivered", "data: a\n\ndata: {\"par", []ev{{"", "a", ""}, {"", "{\"par", ""}}},
+		{"bare json", "{\n  \"error\": {\"code\": 499}\n}\n\n", []ev{{"", "", "{\n  \"error\": {\"code\": 499}\n}"}}},
+		{"empty data line", "data:\n\n", []ev{{"", "", ""}}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := scan(tt.in)
+			if tt.name == "empty data line" {
+				assert.Empty(t, got, "an event with nothing in it is not delivered")
+				return
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestScanSSEStops(t *testing.T) {
+	n := 0
+	providers.ScanSSE([]byte("data: 1\n\ndata: 2\n\ndata: 3\n\n"), func(providers.Event) bool { n++; return n < 2 })
+	assert.Equal(t, 2, n)
+}
+
+func TestScanSSERealStreams(t *testing.T) {
+	b, err := os.ReadFile("testdata/gemini_stream_error_midstream.sse")
+	require.NoError(t, err)
+	got := scan(string(b))
+	require.Len(t, got, 3)
+	assert.Contains(t, got[0].Data, `"First "`)
+	assert.Contains(t, got[2].Raw, `"status": "CANCELLED"`, "the bare error object comes through as Raw")
+
+	b, err = os.ReadFile("testdata/gemini_stream.sse")
+	require.NoError(t, err)
+	for _, e := range scan(string(b)) {
+		assert.True(t, strings.HasPrefix(e.Data, "{"), "CRLF frames split cleanly: %q", e.Data)
+	}
+
+	b, err = os.ReadFile("testdata/openai_chat_stream.sse")
+	require.NoError(t, err)
+	got = scan(string(b))
+	assert.Equal(t, "[DONE]", got[len(got)-1].Data)
+}
+
+func FuzzScanSSE(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "data: a\r\n\r\n: c\nevent: e\ndata: b\ndata: c", "{\n\"error\":1\n}\n\n", "\r\r\n\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		total := 0
+		providers.ScanSSE(b, func(e providers.Event) bool {
+			total += len(e.Data) + len(e.Raw)
+			return true
+		})
+		if total > 2*len(b) {
+			t.Fatalf("%d bytes of events from %d bytes", total, len(b))
+		}
+	})
+}
+
+// Events come out one by one, whatever the line endings.
+func ExampleScanSSE() {
+	body := ": keep-alive\r\n\r\ndata: {\"delta\":\"Hel\"}\r\n\r\ndata: {\"delta\":\"lo\"}\r\n\r\ndata: [DONE]\r\n\r\n"
+	providers.ScanSSE([]byte(body), func(e providers.Event) bool {
+		fmt.Println(string(e.Data))
+		return true
+	})
+	// Output:
+	// {"delta":"Hel"}
+	// {"delta":"lo"}
+	// [DONE]
+}
