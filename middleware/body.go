@@ -23,7 +23,8 @@ type body struct {
 	mu   sync.Mutex // guards cap and stop: finish may run beside Read
 	cap  capture
 	stop func() bool // unregisters the context watcher
-	done atomic.Bool
+	done  atomic.Bool
+	endMu sync.Mutex // held while finishing
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -35,7 +36,9 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		b.mu.Unlock()
 	}
-	if err != nil && !b.done.Load() {
+	if err != nil {
+		// finish even when the context watcher got there first: it waits
+		// for the record, which the caller may look for next.
 		if err == io.EOF {
 			b.finish(endEOF, nil)
 		} else {
@@ -75,8 +78,12 @@ func (b *body) drainError() {
 	}
 }
 
-// finish finalizes the record once; later calls do nothing.
+// finish finalizes the record once. A later call waits until the first
+// is done, so that whoever sees the body end (a Read failing because the
+// context's deadline passed) also sees its record.
 func (b *body) finish(reason endReason, err error) {
+	b.endMu.Lock()
+	defer b.endMu.Unlock()
 	if !b.done.CompareAndSwap(false, true) {
 		return
 	}

@@ -10,9 +10,10 @@ import (
 const DefaultMemoryCapacity = 1000
 
 // Memory keeps the latest records in a bounded ring: when it is full, the
-// oldest record is dropped and counted. It is safe for concurrent use, and
-// what goes in and what comes out are copies, so no caller can change
-// another's view of the history.
+// oldest record is dropped and counted. It is safe for concurrent use.
+// What comes out are normalized copies (see [Record.Normalize]), and what
+// goes in through Append is copied, so no caller can change another's view
+// of the history.
 type Memory struct {
 	mu      sync.RWMutex
 	ring    []Record // grows to capacity, then wraps
@@ -34,20 +35,21 @@ func NewMemory(capacity int) *Memory {
 // Append stores a copy of r, dropping the oldest record when full.
 func (m *Memory) Append(_ context.Context, r Record) error {
 	r = r.Clone()
-	r.Normalize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.appendLocked(r)
 	return nil
 }
 
-// Add appends a copy of r as the newest turn of its trace's conversation
-// and returns the stored record, with the history telemetry filled in:
-// HistoryRecordAppended set, and ConversationHistorySize the number of
-// records of r's trace held, r included.
+// Add appends r as the newest turn of its trace's conversation and returns
+// it with the history telemetry filled in: HistoryRecordAppended set, and
+// ConversationHistorySize the number of records of r's trace held, r
+// included.
+//
+// Unlike Append, Add takes r as it is, without a copy: the caller must not
+// modify r's slices afterwards, nor those of the record returned, which
+// shares them with the history. The recorder uses Add on its hot path.
 func (m *Memory) Add(r Record) Record {
-	r = r.Clone()
-	r.Normalize()
 	r.HistoryRecordAppended = true
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -56,7 +58,7 @@ func (m *Memory) Add(r Record) Record {
 		r.ConversationHistorySize-- // the oldest of this very trace makes room
 	}
 	m.appendLocked(r)
-	return r.Clone()
+	return r
 }
 
 func (m *Memory) appendLocked(r Record) {
@@ -107,7 +109,7 @@ func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
 		}
 		total++
 		if len(tail) < n {
-			tail = append(tail, r.Clone())
+			tail = append(tail, normalized(r))
 		}
 	}
 	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
@@ -123,7 +125,7 @@ func (m *Memory) collect(keep func(*Record) bool) []Record {
 	for i := range m.ring {
 		r := &m.ring[(m.start+i)%len(m.ring)]
 		if keep(r) {
-			out = append(out, r.Clone())
+			out = append(out, normalized(r))
 		}
 	}
 	return out
@@ -151,4 +153,12 @@ func (m *Memory) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ring, m.start, m.dropped, m.traces = nil, 0, 0, nil
+}
+
+// normalized returns a normalized copy of r. Records are normalized when
+// read, not when stored, to keep appending cheap.
+func normalized(r *Record) Record {
+	c := r.Clone()
+	c.Normalize()
+	return c
 }

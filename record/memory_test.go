@@ -121,6 +121,7 @@ func TestMemoryAddFillsTelemetry(t *testing.T) {
 	assert.Equal(t, 2, m.TraceLen("a"))
 	assert.Equal(t, 1, m.TraceLen("b"))
 	stored := m.Records()
+	got.Normalize()
 	assert.Equal(t, got, stored[len(stored)-1], "what Add returns is what is stored")
 	m.Add(rec("5", "c")) // evicts b
 	assert.Equal(t, 0, m.TraceLen("b"))

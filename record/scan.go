@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -84,6 +85,14 @@ func (s *scanner) stringEnd() (escaped bool, err error) {
 	b := s.b
 	i := s.i + 1
 	for i < len(b) {
+		// Skip eight plain bytes at a time: most of a long string is text
+		// with no quote, backslash, control or non-ASCII byte.
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if plainASCII[c] {
@@ -129,6 +138,23 @@ func (s *scanner) stringEnd() (escaped bool, err error) {
 	}
 	s.i = len(b)
 	return escaped, s.failEnd()
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainWord reports whether none of the eight bytes of w is a quote, a
+// backslash, a control character or a non-ASCII byte (SWAR: each test
+// sets a byte's high bit where it matches).
+func plainWord(w uint64) bool {
+	quote := w ^ (ones * '"')
+	slash := w ^ (ones * '\\')
+	zeroQuote := (quote - ones) &^ quote
+	zeroSlash := (slash - ones) &^ slash
+	control := (w - ones*0x20) &^ w
+	return (zeroQuote|zeroSlash|control|w)&highs == 0
 }
 
 func hex4(b []byte) (rune, bool) {

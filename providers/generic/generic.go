@@ -52,19 +52,25 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	root := gjson.ParseBytes(body)
 	switch {
 	case root.IsArray():
-		call.Args, call.Truncated = fitElems(root, call.Truncated)
+		call.Args, _, call.Truncated = fitElems(root, call.Truncated)
 	case root.IsObject():
-		call.Model = root.Get("model").String()
-		call.Stream = root.Get("stream").Bool()
+		// One pass over the top level: the model, the stream flag and the
+		// conversation are read on the way, never looked up again.
 		var kw [][]byte
 		root.ForEach(func(k, v gjson.Result) bool {
-			if isConversation(k.String()) && v.IsArray() {
-				call.Args, call.Truncated = fitElems(v, call.Truncated)
-				call.Speaker = lastRole(v)
+			key := k.String()
+			switch {
+			case isConversation(key) && v.IsArray():
+				var last gjson.Result
+				call.Args, last, call.Truncated = fitElems(v, call.Truncated)
+				call.Speaker = speakerOf(last)
 				return true
+			case key == "model" && v.Type == gjson.String:
+				call.Model = v.String()
+			case key == "stream":
+				call.Stream = v.Bool()
 			}
-			kv := append(append([]byte(k.Raw), ':'), v.Raw...)
-			kw = append(kw, kv)
+			kw = append(kw, append(append([]byte(k.Raw), ':'), v.Raw...))
 			return true
 		})
 		call.Kwargs = object(kw)
@@ -85,17 +91,21 @@ func isConversation(key string) bool {
 	return false
 }
 
-func fitElems(arr gjson.Result, truncated []string) (json.RawMessage, []string) {
+// fitElems returns the elements of arr as an array within the args
+// limit, and the last element.
+func fitElems(arr gjson.Result, truncated []string) (json.RawMessage, gjson.Result, []string) {
 	var elems [][]byte
+	var last gjson.Result
 	arr.ForEach(func(_, v gjson.Result) bool {
 		elems = append(elems, []byte(v.Raw))
+		last = v
 		return true
 	})
 	out, cut := providers.FitArray(elems, providers.MaxArgsBytes)
 	if cut {
 		truncated = append(truncated, "args")
 	}
-	return out, truncated
+	return out, last, truncated
 }
 
 func object(kvs [][]byte) json.RawMessage {
@@ -109,12 +119,10 @@ func object(kvs [][]byte) json.RawMessage {
 	return append(out, '}')
 }
 
-// lastRole returns the speaker implied by the last turn's role.
-func lastRole(arr gjson.Result) string {
-	var last gjson.Result
-	arr.ForEach(func(_, v gjson.Result) bool { last = v; return true })
-	role := last.Get("role").String()
-	if role == "" && last.Get("type").String() == "function_call_output" {
+// speakerOf returns the speaker implied by a turn's role.
+func speakerOf(turn gjson.Result) string {
+	role := turn.Get("role").String()
+	if role == "" && turn.Get("type").String() == "function_call_output" {
 		role = "tool"
 	}
 	return providers.SpeakerForRole(role)
@@ -136,14 +144,12 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 	}
 	body := bytes.TrimSpace(resp.Body)
 	if len(body) > 0 && !resp.Truncated && gjson.ValidBytes(body) {
-		root := gjson.ParseBytes(body)
-		res.Outcome = record.Success(firstString(root, "object", "kind"))
+		f := topFields(gjson.ParseBytes(body))
+		res.Outcome = record.Success(f.class)
 		if res.Outcome.ValueClass == "" {
 			res.Outcome.ValueClass = "json"
 		}
-		res.Model = firstString(root, "model", "modelVersion")
-		res.Outcome.ResponseID = firstString(root, "id", "responseId")
-		res.Usage = usage(root)
+		res.Model, res.Outcome.ResponseID, res.Usage = f.model, f.id, f.usage
 		res.Finished = true
 		return res
 	}
@@ -152,6 +158,44 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		res.Outcome.ValueClass = "text"
 	}
 	return res
+}
+
+// fields are what the generic provider reads of a response object.
+type fields struct {
+	class, model, id string
+	usage            *record.Usage
+}
+
+// topFields reads the fields in one pass over the top level, so a long
+// body is walked once, not once per field.
+func topFields(root gjson.Result) fields {
+	var f fields
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "object", "kind":
+			if f.class == "" && v.Type == gjson.String {
+				f.class = v.String()
+			}
+		case "model", "modelVersion":
+			if f.model == "" && v.Type == gjson.String {
+				f.model = v.String()
+			}
+		case "id", "responseId":
+			if f.id == "" && v.Type == gjson.String {
+				f.id = v.String()
+			}
+		case "usage":
+			if v.IsObject() {
+				f.usage = openaiUsage(v)
+			}
+		case "usageMetadata":
+			if v.IsObject() {
+				f.usage = geminiUsage(v)
+			}
+		}
+		return true
+	})
+	return f
 }
 
 func parseStream(resp *providers.Response) providers.Result {
@@ -166,15 +210,15 @@ func parseStream(resp *providers.Response) providers.Result {
 			if len(data) == 0 || !gjson.ValidBytes(data) {
 				return true
 			}
-			root := gjson.ParseBytes(data)
-			if m := firstString(root, "model", "modelVersion"); m != "" {
-				res.Model = m
+			f := topFields(gjson.ParseBytes(data))
+			if f.model != "" {
+				res.Model = f.model
 			}
-			if id := firstString(root, "id", "responseId"); id != "" {
-				res.Outcome.ResponseID = id
+			if f.id != "" {
+				res.Outcome.ResponseID = f.id
 			}
-			if u := usage(root); u != nil {
-				res.Usage = u // cumulative or final: the last one wins
+			if f.usage != nil {
+				res.Usage = f.usage // cumulative or final: the last one wins
 			}
 			return true
 		})
@@ -188,41 +232,31 @@ func parseStream(resp *providers.Response) providers.Result {
 	return res
 }
 
-func firstString(root gjson.Result, paths ...string) string {
-	for _, p := range paths {
-		if v := root.Get(p); v.Type == gjson.String {
-			return v.String()
-		}
+// openaiUsage reads OpenAI chat (prompt/completion) and Responses API
+// (input/output) usage.
+func openaiUsage(u gjson.Result) *record.Usage {
+	in := u.Get("prompt_tokens")
+	if !in.Exists() {
+		in = u.Get("input_tokens")
 	}
-	return ""
+	out := u.Get("completion_tokens")
+	if !out.Exists() {
+		out = u.Get("output_tokens")
+	}
+	return &record.Usage{
+		InputTokens:  int(in.Int()),
+		OutputTokens: int(out.Int()),
+		TotalTokens:  int(u.Get("total_tokens").Int()),
+	}
 }
 
-// usage reads the common shapes: OpenAI chat (prompt/completion), the
-// Responses API (input/output) and Gemini (usageMetadata).
-func usage(root gjson.Result) *record.Usage {
-	if u := root.Get("usage"); u.IsObject() {
-		in := u.Get("prompt_tokens")
-		if !in.Exists() {
-			in = u.Get("input_tokens")
-		}
-		out := u.Get("completion_tokens")
-		if !out.Exists() {
-			out = u.Get("output_tokens")
-		}
-		return &record.Usage{
-			InputTokens:  int(in.Int()),
-			OutputTokens: int(out.Int()),
-			TotalTokens:  int(u.Get("total_tokens").Int()),
-		}
+// geminiUsage reads Gemini's usageMetadata.
+func geminiUsage(u gjson.Result) *record.Usage {
+	return &record.Usage{
+		InputTokens:     int(u.Get("promptTokenCount").Int()),
+		OutputTokens:    int(u.Get("candidatesTokenCount").Int()),
+		TotalTokens:     int(u.Get("totalTokenCount").Int()),
+		CachedTokens:    int(u.Get("cachedContentTokenCount").Int()),
+		ReasoningTokens: int(u.Get("thoughtsTokenCount").Int()),
 	}
-	if u := root.Get("usageMetadata"); u.IsObject() {
-		return &record.Usage{
-			InputTokens:     int(u.Get("promptTokenCount").Int()),
-			OutputTokens:    int(u.Get("candidatesTokenCount").Int()),
-			TotalTokens:     int(u.Get("totalTokenCount").Int()),
-			CachedTokens:    int(u.Get("cachedContentTokenCount").Int()),
-			ReasoningTokens: int(u.Get("thoughtsTokenCount").Int()),
-		}
-	}
-	return nil
 }

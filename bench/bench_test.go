@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/llmhistory/llmhistory/middleware"
+)
+
+// A 4 KiB chat request and response, and a 100-event stream.
+var (
+	requestBody  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("q", 4000) + `"}]}`)
+	responseBody = []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("a", 3900) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
+	streamBody = func() []byte {
+		var b bytes.Buffer
+		for i := range 100 {
+			fmt.Fprintf(&b, `data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"token %d "}}]}`+"\n\n", i)
+		}
+		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":100,"total_tokens":110}}` + "\n\ndata: [DONE]\n\n")
+		return b.Bytes()
+	}()
+)
+
+func server() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/stream" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			// Flush per event, as a provider does.
+			f := w.(http.Flusher)
+			for ev := range bytes.SplitAfterSeq(streamBody, []byte("\n\n")) {
+				w.Write(ev)
+				f.Flush()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(responseBody)
+	}))
+}
+
+type transport struct {
+	name string
+	make func(base http.RoundTripper) (http.RoundTripper, func())
+}
+
+var transports = []transport{
+	{"bare", func(base http.RoundTripper) (http.RoundTripper, func()) { return base, func() {} }},
+	{"recorder", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		rec := middleware.NewRecorder()
+		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
+	}},
+	{"otelhttp", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		return otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp)), func() { tp.Shutdown(context.Background()) }
+	}},
+}
+
+func BenchmarkRoundTrip(b *testing.B) {
+	srv := server()
+	defer srv.Close()
+	for _, path := range []string{"/json", "/stream"} {
+		for _, tr := range transports {
+			b.Run(fmt.Sprintf("call=%s/transport=%s", strings.TrimPrefix(path, "/"), tr.name), func(b *testing.B) {
+				base := &http.Transport{MaxIdleConnsPerHost: 4}
+				defer base.CloseIdleConnections()
+				rt, done := tr.make(base)
+				defer done()
+				client := &http.Client{Transport: rt}
+				url := srv.URL + path
+				b.ReportAllocs()
+				for b.Loop() {
+					req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(requestBody))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+						b.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+	}
+}
