@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -79,6 +81,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				client := &http.Client{Transport: rt}
 				url := srv.URL + path
 				b.ReportAllocs()
+				cpu0 := cpuTime()
 				for b.Loop() {
 					req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(requestBody))
 					req.Header.Set("Content-Type", "application/json")
@@ -91,7 +94,19 @@ func BenchmarkRoundTrip(b *testing.B) {
 					}
 					resp.Body.Close()
 				}
+				// CPU time of the whole process (client, server, recorder's
+				// goroutines): steadier than wall time on a shared machine.
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
+}
+
+// cpuTime returns the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -20,9 +20,9 @@ type body struct {
 	a    *attempt
 	info finishInfo
 
-	mu   sync.Mutex // guards cap and stop: finish may run beside Read
-	cap  capture
-	stop func() bool // unregisters the context watcher
+	mu    sync.Mutex // guards cap and stop: finish may run beside Read
+	cap   capture
+	stop  func() bool // unregisters the context watcher
 	done  atomic.Bool
 	endMu sync.Mutex // held while finishing
 }
@@ -97,5 +97,5 @@ func (b *body) finish(reason endReason, err error) {
 	b.a.r.forget(b)
 	f := b.info
 	f.reason, f.err, f.cap = reason, err, &c
-	b.a.end(f)
+	b.a.finish(f)
 }

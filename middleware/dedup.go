@@ -8,29 +8,30 @@ import (
 )
 
 // held is a retriable failure waiting for the retry that would fold it
-// into one record with the retry's outcome.
+// into one record with the retry's outcome. It is made on the call's path,
+// when the failure is known; its record is filled in by the worker, which
+// always gets to it before the job of any retry that claims it.
 type held struct {
 	key      string
-	rec      record.Record
 	start    time.Time // the first attempt's start
 	attempts int
 	ctx      context.Context
 	timer    *time.Timer
+	rec      record.Record // set by the worker
 }
 
-// hold keeps h until its retry claims it or the window passes. It returns
-// false when the recorder is closed: the caller emits at once instead.
-func (r *Recorder) hold(key string, h *held) bool {
+// hold keeps h until its retry claims it or the window passes. When the
+// recorder is closed, h is emitted as soon as its record is built.
+func (r *Recorder) hold(h *held) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return false
+		r.work.submit(&job{emit: h})
+		return
 	}
-	h.key = key
-	r.held[key] = append(r.held[key], h)
+	r.held[h.key] = append(r.held[h.key], h)
 	r.nHeld++
 	h.timer = time.AfterFunc(r.cfg.dedupWindow, func() { r.expire(h) })
-	return true
 }
 
 // claim takes the oldest failure held under key, if any, for the attempt
@@ -48,7 +49,8 @@ func (r *Recorder) claim(key string) *held {
 	return h
 }
 
-// expire emits a failure whose retry never came.
+// expire emits a failure whose retry never came, through the queue, after
+// its record is built.
 func (r *Recorder) expire(h *held) {
 	r.mu.Lock()
 	if !r.remove(h) {
@@ -56,7 +58,7 @@ func (r *Recorder) expire(h *held) {
 		return // claimed, or emitted by Close, meanwhile
 	}
 	r.mu.Unlock()
-	r.emit(h.ctx, h.rec)
+	r.work.submit(&job{emit: h})
 }
 
 // remove drops h from the held set; it reports whether h was there.

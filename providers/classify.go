@@ -187,10 +187,10 @@ const (
 )
 
 // FitArray builds a JSON array from elems (each a valid JSON value) within
-// max bytes. When they do not all fit it keeps the latest elements, the
-// ones a conversation's next turn depends on, behind a marker string
-// "…[N earlier items cut]", and reports cut.
-func FitArray(elems [][]byte, max int) (arr json.RawMessage, cut bool) {
+// max bytes, copied into a new buffer. When they do not all fit it keeps
+// the latest elements, the ones a conversation's next turn depends on,
+// behind a marker string "…[N earlier items cut]", and reports cut.
+func FitArray[T ~string | ~[]byte](elems []T, max int) (arr json.RawMessage, cut bool) {
 	total := 2
 	for _, e := range elems {
 		total += len(e) + 1

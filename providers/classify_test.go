@@ -82,7 +82,7 @@ func TestFitArray(t *testing.T) {
 	var arr []string
 	require.NoError(t, json.Unmarshal(got, &arr))
 	assert.Equal(t, []string{"…[2 earlier items cut]", strings.Repeat("c", 78)}, arr, "the latest turns are kept")
-	got, _ = providers.FitArray(nil, 10)
+	got, _ = providers.FitArray[[]byte](nil, 10)
 	assert.Equal(t, `[]`, string(got))
 }
 

@@ -63,7 +63,7 @@ func (r *Reader) Read() (Record, error) {
 		// Not json.Unmarshal: it would first validate the whole line in a
 		// separate pass.
 		if err := rec.decode(raw); err != nil {
-			if last && !isValidJSON(raw) {
+			if last && !ValidJSON(raw) {
 				r.torn = true
 				r.err = io.EOF
 				return Record{}, io.EOF
@@ -168,9 +168,4 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		errs = append(errs, fmt.Errorf("record: %d more malformed lines", bad-maxLineErrors))
 	}
 	return out, errors.Join(errs...)
-}
-
-func isValidJSON(b []byte) bool {
-	valid, _, _ := scanJSON(b)
-	return valid
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -46,10 +47,10 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		}
 		return call, true
 	}
-	if len(body) == 0 || !gjson.ValidBytes(body) {
+	if len(body) == 0 || !record.ValidJSON(body) {
 		return call, true
 	}
-	root := gjson.ParseBytes(body)
+	root := wire.Parse(body)
 	switch {
 	case root.IsArray():
 		call.Args, _, call.Truncated = fitElems(root, call.Truncated)
@@ -66,7 +67,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 				call.Speaker = speakerOf(last)
 				return true
 			case key == "model" && v.Type == gjson.String:
-				call.Model = v.String()
+				call.Model = wire.Str(v)
 			case key == "stream":
 				call.Stream = v.Bool()
 			}
@@ -94,10 +95,10 @@ func isConversation(key string) bool {
 // fitElems returns the elements of arr as an array within the args
 // limit, and the last element.
 func fitElems(arr gjson.Result, truncated []string) (json.RawMessage, gjson.Result, []string) {
-	var elems [][]byte
+	var elems []string // views into the body: FitArray copies them
 	var last gjson.Result
 	arr.ForEach(func(_, v gjson.Result) bool {
-		elems = append(elems, []byte(v.Raw))
+		elems = append(elems, v.Raw)
 		last = v
 		return true
 	})
@@ -143,13 +144,13 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		return parseStream(resp)
 	}
 	body := bytes.TrimSpace(resp.Body)
-	if len(body) > 0 && !resp.Truncated && gjson.ValidBytes(body) {
-		f := topFields(gjson.ParseBytes(body))
-		res.Outcome = record.Success(f.class)
+	if len(body) > 0 && !resp.Truncated && record.ValidJSON(body) {
+		f := topFields(wire.Parse(body))
+		res.Outcome = record.Success(wire.Str(f.class))
 		if res.Outcome.ValueClass == "" {
 			res.Outcome.ValueClass = "json"
 		}
-		res.Model, res.Outcome.ResponseID, res.Usage = f.model, f.id, f.usage
+		res.Model, res.Outcome.ResponseID, res.Usage = wire.Str(f.model), wire.Str(f.id), f.usage
 		res.Finished = true
 		return res
 	}
@@ -160,9 +161,10 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 	return res
 }
 
-// fields are what the generic provider reads of a response object.
+// fields are what the generic provider reads of a response object, as
+// views into the body: copy with wire.Str what is kept.
 type fields struct {
-	class, model, id string
+	class, model, id gjson.Result
 	usage            *record.Usage
 }
 
@@ -173,16 +175,16 @@ func topFields(root gjson.Result) fields {
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "object", "kind":
-			if f.class == "" && v.Type == gjson.String {
-				f.class = v.String()
+			if !f.class.Exists() && v.Type == gjson.String {
+				f.class = v
 			}
 		case "model", "modelVersion":
-			if f.model == "" && v.Type == gjson.String {
-				f.model = v.String()
+			if !f.model.Exists() && v.Type == gjson.String {
+				f.model = v
 			}
 		case "id", "responseId":
-			if f.id == "" && v.Type == gjson.String {
-				f.id = v.String()
+			if !f.id.Exists() && v.Type == gjson.String {
+				f.id = v
 			}
 		case "usage":
 			if v.IsObject() {
@@ -207,15 +209,18 @@ func parseStream(resp *providers.Response) providers.Result {
 				res.Finished = true
 				return true
 			}
-			if len(data) == 0 || !gjson.ValidBytes(data) {
+			// Only the first event (model, id) and those with usage are read:
+			// the rest are deltas this provider does not assemble.
+			wanted := res.Model == "" || bytes.Contains(data, []byte(`sage`))
+			if !wanted || len(data) == 0 || !record.ValidJSON(data) {
 				return true
 			}
-			f := topFields(gjson.ParseBytes(data))
-			if f.model != "" {
-				res.Model = f.model
+			f := topFields(wire.Parse(data))
+			if res.Model == "" && f.model.Exists() {
+				res.Model = wire.Str(f.model)
 			}
-			if f.id != "" {
-				res.Outcome.ResponseID = f.id
+			if res.Outcome.ResponseID == "" && f.id.Exists() {
+				res.Outcome.ResponseID = wire.Str(f.id)
 			}
 			if f.usage != nil {
 				res.Usage = f.usage // cumulative or final: the last one wins

@@ -1,0 +1,215 @@
+package middleware
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// workQueueSize bounds the calls waiting to be parsed. Past it, finishing
+// a call waits for room: memory stays bounded, and nothing is dropped.
+const workQueueSize = 256
+
+// job is one unit of the worker's work: the record of a finished attempt,
+// or a held failure to emit because its window ended.
+type job struct {
+	a    *attempt
+	f    finishInfo
+	res  *providers.Result // already settled on the call's path
+	hold *held             // the attempt's failure waits for its retry here
+	emit *held             // a held failure whose retry never came
+}
+
+// workQueue runs jobs on one goroutine, in the order they were submitted.
+// The order matters: a retry's record is built after the record of the
+// failure it retries.
+type workQueue struct {
+	r    *Recorder
+	jobs chan *job
+	done chan struct{}
+
+	mu        sync.Mutex // orders submissions; guards closed
+	closed    bool
+	submitted uint64
+
+	progress  sync.Mutex
+	cond      *sync.Cond
+	processed uint64
+	waiters   int
+}
+
+func (q *workQueue) start(r *Recorder) {
+	q.r = r
+	q.jobs = make(chan *job, workQueueSize)
+	q.done = make(chan struct{})
+	q.cond = sync.NewCond(&q.progress)
+	go q.run()
+}
+
+// submit queues j, or runs it at once when the queue has stopped.
+func (q *workQueue) submit(j *job) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		q.r.process(j)
+		return
+	}
+	q.submitted++
+	q.jobs <- j // under the lock, so that the channel's order is the count's
+	q.mu.Unlock()
+}
+
+// wait returns once every job submitted before it has been processed.
+func (q *workQueue) wait() {
+	q.mu.Lock()
+	target := q.submitted
+	q.mu.Unlock()
+	q.progress.Lock()
+	q.waiters++
+	for q.processed < target {
+		q.cond.Wait()
+	}
+	q.waiters--
+	q.progress.Unlock()
+}
+
+func (q *workQueue) pending() int {
+	q.mu.Lock()
+	s := q.submitted
+	q.mu.Unlock()
+	q.progress.Lock()
+	defer q.progress.Unlock()
+	return int(s - q.processed)
+}
+
+// stop processes what is queued and ends the goroutine; later jobs run on
+// the submitter's goroutine.
+func (q *workQueue) stop() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	close(q.jobs)
+	q.mu.Unlock()
+	<-q.done
+}
+
+func (q *workQueue) run() {
+	defer close(q.done)
+	for j := range q.jobs {
+		q.r.process(j)
+		q.progress.Lock()
+		q.processed++
+		if q.waiters > 0 {
+			q.cond.Broadcast()
+		}
+		q.progress.Unlock()
+	}
+}
+
+// process builds and emits a record, or holds it for its retry.
+func (r *Recorder) process(j *job) {
+	defer r.recovered("building a record")
+	if j.emit != nil {
+		r.emit(j.emit.ctx, j.emit.rec)
+		return
+	}
+	a := j.a
+	var res providers.Result
+	if j.res != nil {
+		res = *j.res
+	} else {
+		res = a.result(&j.f)
+	}
+	if j.f.cap != nil {
+		j.f.cap.release()
+	}
+	a.parse() // a transport error left the request unparsed
+	rec := a.record(&j.f, &res)
+	if j.hold != nil {
+		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
+		return
+	}
+	r.emit(a.ctx, rec)
+}
+
+// record builds the record of an attempt, folding in the failed attempts
+// it retried.
+func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
+	speaker := a.speaker
+	if speaker == "" {
+		speaker = a.call.Speaker
+	}
+	if speaker == "" {
+		speaker = record.SpeakerUser
+	}
+	rec := record.Record{
+		CallID:       a.callID,
+		Timestamp:    record.FormatTime(a.start),
+		Speaker:      speaker,
+		MethodName:   a.call.MethodName,
+		Args:         a.call.Args,
+		Kwargs:       a.call.Kwargs,
+		Outcome:      res.Outcome,
+		TraceID:      a.trace,
+		ParentCallID: a.parent,
+		Depth:        record.Int(a.depth),
+		ErrorType:    res.Outcome.ErrorType,
+		Model:        res.Model,
+		Usage:        res.Usage,
+		Truncated:    a.call.Truncated,
+		Attempts:     a.attempts(),
+	}
+	if !res.Outcome.OK {
+		rec.ErrorMessage = clipMessage(Redact(res.ErrorMessage))
+	}
+	if rec.Model == "" {
+		rec.Model = a.call.Model
+	}
+	if h := a.claimed; h != nil {
+		// The held record was built first: the queue is in order.
+		rec.CallID, rec.Timestamp = h.rec.CallID, h.rec.Timestamp
+	}
+	rec.DurationMS = float64(f.end.Sub(a.firstStart()).Microseconds()) / 1000
+	return rec
+}
+
+const maxMessage = 1024
+
+func clipMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxMessage], "") + "…"
+}
+
+// emit appends rec to the history, then hands it to the sinks.
+func (r *Recorder) emit(ctx context.Context, rec record.Record) {
+	defer r.recovered("emitting a record")
+	for _, fn := range r.cfg.redactors {
+		r.redactHook(fn, &rec)
+	}
+	stored := r.history.Add(rec)
+	r.recorded.Add(1)
+	switch {
+	case r.async != nil:
+		if err := r.async.Append(ctx, stored); err != nil {
+			r.dropped.Add(1)
+			r.trouble("the sink queue is full or closed; records are dropped", err)
+		}
+	case r.fanout != nil:
+		if err := r.fanout.Append(context.WithoutCancel(ctx), stored); err != nil {
+			r.sinkFailed(err)
+		}
+	}
+}
+
+func (r *Recorder) redactHook(fn func(*record.Record), rec *record.Record) {
+	defer r.recovered("a redactor")
+	fn(rec)
+}
