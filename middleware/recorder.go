@@ -36,13 +36,14 @@ type Recorder struct {
 	hashSeed maphash.Seed
 	work     workQueue
 
-	mu     sync.Mutex
-	closed bool
-	open   map[*body]struct{} // response bodies not yet finalized
-	held   map[string][]*held // retriable failures waiting for their retry
-	nHeld  int
-	closeE error
-	once   sync.Once
+	mu      sync.Mutex
+	closed  bool               // guarded by mu
+	closing atomic.Bool        // closed, readable without the lock
+	open    map[*body]struct{} // response bodies not yet finalized
+	held    map[string][]*held // retriable failures waiting for their retry
+	nHeld   int
+	closeE  error
+	once    sync.Once
 
 	inflight                              atomic.Int64
 	recorded, dropped, sinkErrors, panics atomic.Uint64
@@ -144,6 +145,7 @@ func (r *Recorder) Close() error {
 	r.once.Do(func() {
 		r.mu.Lock()
 		r.closed = true
+		r.closing.Store(true)
 		bodies := make([]*body, 0, len(r.open))
 		for b := range r.open {
 			bodies = append(bodies, b)
@@ -175,11 +177,7 @@ func (r *Recorder) Close() error {
 	return r.closeE
 }
 
-func (r *Recorder) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
-}
+func (r *Recorder) isClosed() bool { return r.closing.Load() }
 
 // trouble counts and logs, once per kind, a failure inside recording.
 func (r *Recorder) trouble(kind string, err error) {
