@@ -27,7 +27,8 @@ var builtinProviders = []providers.Provider{generic.Provider{}}
 // the bodies and building the record happen on the recorder's own
 // goroutine, in the order calls end, so a record appears in the history
 // moments after its call ends. [Recorder.History], [Recorder.Flush] and
-// [Recorder.Close] wait for the calls that have ended.
+// [Recorder.Close] wait for the calls that have ended. Close also stops
+// the recorder's goroutines; call it when you are done.
 type Recorder struct {
 	cfg      config
 	history  *record.Memory
