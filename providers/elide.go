@@ -1,0 +1,105 @@
+package providers
+
+import (
+	"strconv"
+)
+
+// MinElided is the shortest base64 string ElideBase64 replaces.
+const MinElided = 512
+
+// ElideBase64 returns raw (valid JSON) with every long base64 string value
+// (an image, audio, a file: inline data a record has no use for) replaced
+// by a marker that keeps its media type and size:
+// "data:image/png;base64,[elided 123456 bytes]" or "[base64 elided:
+// 123456 bytes]". It reports whether anything was elided, and returns raw
+// itself, not a copy, when nothing was.
+func ElideBase64(raw []byte) ([]byte, bool) {
+	var out []byte // nil until the first elision
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		start := i
+		end, escaped := stringEnd(raw, i)
+		if end < 0 {
+			break // not valid JSON: leave the rest alone
+		}
+		i = end
+		body := raw[start+1 : end]
+		if len(body) < MinElided {
+			continue
+		}
+		prefix, ok := base64Body(body, escaped)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(raw)/4+256)
+		}
+		out = append(out, raw[last:start]...)
+		out = append(out, '"')
+		if prefix != "" {
+			out = append(out, prefix...)
+			out = append(out, "[elided "...)
+		} else {
+			out = append(out, "[base64 elided: "...)
+		}
+		out = strconv.AppendInt(out, int64(len(body)-len(prefix)), 10)
+		out = append(out, " bytes]\""...)
+		last = end + 1
+	}
+	if out == nil {
+		return raw, false
+	}
+	return append(out, raw[last:]...), true
+}
+
+// stringEnd returns the index of the quote closing the string that opens
+// at raw[i], or -1, and whether the string holds escapes.
+func stringEnd(raw []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// base64Body reports whether a string's body is base64 data, optionally
+// behind a data URL's "data:<type>;base64," (returned as prefix). JSON may
+// escape '/' as "\/" and wrap lines with "\n".
+func base64Body(b []byte, escaped bool) (prefix string, ok bool) {
+	if len(b) > 5 && string(b[:5]) == "data:" {
+		for k := 5; k < len(b) && k < 200; k++ {
+			if b[k] == ',' {
+				head := string(b[:k+1])
+				if len(head) < 8 || head[len(head)-8:] != ";base64," {
+					return "", false
+				}
+				prefix, b = head, b[k+1:]
+				break
+			}
+		}
+		if prefix == "" {
+			return "", false
+		}
+	}
+	for j := 0; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
+			c == '+', c == '/', c == '=', c == '-', c == '_':
+		case c == '\\' && escaped && j+1 < len(b) && (b[j+1] == '/' || b[j+1] == 'n' || b[j+1] == 'r'):
+			j++
+		default:
+			return "", false
+		}
+	}
+	return prefix, true
+}
