@@ -38,7 +38,7 @@ func Example() {
 	fmt.Println(r.Outcome.Status, r.Outcome.ValueClass, r.Usage.TotalTokens)
 	fmt.Println(string(r.Args))
 	// Output:
-	// http.POST /v1/chat/completions user conversation-1
+	// openai.chat.completions.create user conversation-1
 	// ok chat.completion 11
 	// [{"role":"user","content":"Hi"}]
 }

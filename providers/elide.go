@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -16,16 +17,17 @@ const MinElided = 512
 func ElideBase64(raw []byte) ([]byte, bool) {
 	var out []byte // nil until the first elision
 	last := 0
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
+	for i := 0; i < len(raw); {
+		k := bytes.IndexByte(raw[i:], '"')
+		if k < 0 {
+			break
 		}
-		start := i
-		end, escaped := stringEnd(raw, i)
+		start := i + k
+		end, escaped := stringEnd(raw, start)
 		if end < 0 {
 			break // not valid JSON: leave the rest alone
 		}
-		i = end
+		i = end + 1
 		body := raw[start+1 : end]
 		if len(body) < MinElided {
 			continue
@@ -58,17 +60,21 @@ func ElideBase64(raw []byte) ([]byte, bool) {
 // stringEnd returns the index of the quote closing the string that opens
 // at raw[i], or -1, and whether the string holds escapes.
 func stringEnd(raw []byte, i int) (int, bool) {
-	escaped := false
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j, escaped
+	for j := i + 1; ; {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return -1, false
 		}
+		q := j + k
+		slashes := 0
+		for p := q - 1; p > i && raw[p] == '\\'; p-- {
+			slashes++
+		}
+		if slashes%2 == 0 { // not itself escaped: the end
+			return q, bytes.IndexByte(raw[i+1:q], '\\') >= 0
+		}
+		j = q + 1
 	}
-	return -1, escaped
 }
 
 // base64Body reports whether a string's body is base64 data, optionally

@@ -72,6 +72,7 @@ type Result struct {
 	Model        string        // the model that answered, when the response says
 	Usage        *record.Usage // token counts, when the response has them
 	Output       string        // generated text, assembled from a stream
+	Refusal      string        // a refusal the model gave instead of output
 	ToolCalls    []ToolCall    // tool or function calls the model made
 	// Finished reports that the response reached its natural end (a finish
 	// reason, a [DONE] sentinel), so that a body closed before EOF is

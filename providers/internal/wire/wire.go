@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
 )
 
 // Parse parses b, which must not change while the result is in use.
@@ -23,5 +25,31 @@ func Parse(b []byte) gjson.Result {
 	return gjson.Parse(unsafe.String(&b[0], len(b)))
 }
 
+// View returns the bytes of s without copying them, for reading only: s
+// is usually a Raw of a Result, itself a view into a body.
+func View(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
 // Str returns r's string value, copied out of the parsed body.
 func Str(r gjson.Result) string { return strings.Clone(r.String()) }
+
+// Detach copies every string of res that may still point into the parsed
+// body, so that res outlives it. Call it last, on what ParseResponse
+// returns; it is cheaper than copying each string as it is read, and
+// cannot be forgotten for one of them.
+func Detach(res *providers.Result) {
+	o := &res.Outcome
+	o.ValueClass = strings.Clone(o.ValueClass)
+	o.FinishReason = strings.Clone(o.FinishReason)
+	o.ResponseID = strings.Clone(o.ResponseID)
+	res.Model = strings.Clone(res.Model)
+	res.ErrorMessage = strings.Clone(res.ErrorMessage)
+	for i := range res.ToolCalls {
+		c := &res.ToolCalls[i]
+		c.ID, c.Name, c.Arguments = strings.Clone(c.ID), strings.Clone(c.Name), strings.Clone(c.Arguments)
+	}
+}

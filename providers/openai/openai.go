@@ -1,0 +1,262 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Method names of the endpoints this provider recognizes.
+const (
+	MethodChat        = "openai.chat.completions.create"
+	MethodResponses   = "openai.responses.create"
+	MethodCompletions = "openai.completions.create"
+	MethodEmbeddings  = "openai.embeddings.create"
+)
+
+// Provider reads the OpenAI API and the servers that speak it: Azure
+// OpenAI, and OpenAI-compatible servers under any base URL. It holds no
+// state; the zero value is ready to use.
+type Provider struct{}
+
+var _ providers.Provider = Provider{}
+
+// Name returns "openai".
+func (Provider) Name() string { return "openai" }
+
+// endpoint names the call a path asks for, by its last segments, so that
+// any base URL works ("https://api.openai.com/v1", an Azure deployment,
+// "http://localhost:8000/v1"). It also returns the Azure deployment, which
+// stands for the model when the body names none.
+func endpoint(path string) (method, deployment string) {
+	path = strings.TrimSuffix(path, "/")
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		method = MethodChat
+	case strings.HasSuffix(path, "/responses"):
+		method = MethodResponses
+	case strings.HasSuffix(path, "/completions"):
+		method = MethodCompletions
+	case strings.HasSuffix(path, "/embeddings"):
+		method = MethodEmbeddings
+	default:
+		return "", ""
+	}
+	if _, rest, ok := strings.Cut(path, "/openai/deployments/"); ok {
+		deployment, _, _ = strings.Cut(rest, "/")
+	}
+	return method, deployment
+}
+
+// ParseRequest recognizes POSTs to chat completions, the Responses API,
+// legacy completions and embeddings.
+func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
+	if req.Method != "POST" || req.URL == nil {
+		return providers.Call{}, false
+	}
+	method, deployment := endpoint(req.URL.Path)
+	if method == "" {
+		return providers.Call{}, false
+	}
+	call := providers.Call{
+		Provider:   "openai",
+		MethodName: method,
+		Model:      deployment,
+		Args:       json.RawMessage("[]"),
+		Kwargs:     json.RawMessage("{}"),
+	}
+	body := bytes.TrimSpace(req.Body)
+	if req.BodyTruncated {
+		if len(body) > 0 {
+			call.Truncated = []string{"args", "kwargs"}
+		}
+		return call, true
+	}
+	if len(body) == 0 || body[0] != '{' || !record.ValidJSON(body) {
+		return call, true
+	}
+	var (
+		args         [][]byte
+		last         gjson.Result
+		instructions gjson.Result
+		kw           kwargs
+	)
+	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
+		switch key := k.String(); key {
+		case "messages":
+			if method == MethodChat {
+				args, last = elements(v)
+				return true
+			}
+		case "input":
+			if method == MethodResponses || method == MethodEmbeddings {
+				args, last = elements(v)
+				return true
+			}
+		case "prompt":
+			if method == MethodCompletions {
+				args, last = elements(v)
+				return true
+			}
+		case "instructions":
+			if method == MethodResponses && v.Type == gjson.String {
+				instructions = v
+				return true
+			}
+		case "model":
+			if v.Type == gjson.String {
+				call.Model = wire.Str(v)
+			}
+		case "stream":
+			call.Stream = v.Bool()
+		}
+		kw.add(k, v)
+		return true
+	})
+	if instructions.Exists() {
+		// The Responses API's system prompt: first, and marked as such.
+		marked := append([]byte(`{"instructions":true,"role":"system","content":`), instructions.Raw...)
+		args = append([][]byte{append(marked, '}')}, args...)
+	}
+	var cut bool
+	call.Args, cut = providers.FitArray(args, providers.MaxArgsBytes)
+	if cut {
+		call.Truncated = append(call.Truncated, "args")
+	}
+	call.Kwargs = kw.json()
+	if len(call.Kwargs) > providers.MaxKwargsBytes {
+		call.Kwargs = json.RawMessage(`{"…":"[kwargs cut]"}`)
+		call.Truncated = append(call.Truncated, "kwargs")
+	}
+	call.Speaker = speaker(method, last)
+	return call, true
+}
+
+// elements returns the turns of a conversation field, with their large
+// inline data elided, and the last one. A string (a prompt, an input) is
+// one turn. The turns are views into the body: FitArray copies them.
+func elements(v gjson.Result) ([][]byte, gjson.Result) {
+	if !v.IsArray() {
+		return [][]byte{elide(v.Raw)}, v
+	}
+	var out [][]byte
+	var last gjson.Result
+	v.ForEach(func(_, e gjson.Result) bool {
+		out = append(out, elide(e.Raw))
+		last = e
+		return true
+	})
+	return out, last
+}
+
+// elide returns raw with base64 data replaced by a marker: raw itself, a
+// view into the body, when there is none.
+func elide(raw string) []byte {
+	out, _ := providers.ElideBase64(wire.View(raw))
+	return out
+}
+
+// speaker reads who spoke last: the role of the last message (or input
+// item); a function call's output is the tool speaking.
+func speaker(method string, last gjson.Result) string {
+	if !last.IsObject() {
+		return record.SpeakerUser // a prompt, an input string, an embedding
+	}
+	role := last.Get("role").String()
+	if role == "" {
+		switch last.Get("type").String() {
+		case "function_call_output", "custom_tool_call_output", "computer_call_output":
+			return record.SpeakerTool
+		case "function_call", "reasoning":
+			return record.SpeakerAgent
+		}
+	}
+	if s := providers.SpeakerForRole(role); s != "" {
+		return s
+	}
+	return record.SpeakerUser
+}
+
+// kwargs gathers the parameters a request set, in the order it set them.
+type kwargs struct {
+	buf []byte
+}
+
+// skipParams are never kept. Every other parameter is (OpenAI-compatible
+// servers add their own, such as top_k), except long prose and large
+// structures, which are content rather than settings.
+var skipParams = map[string]bool{
+	"metadata":   true, // the caller's own data
+	"logit_bias": true,
+	"prediction": true, // a whole predicted output
+}
+
+func (k *kwargs) add(key, v gjson.Result) {
+	name := key.String()
+	if skipParams[name] {
+		return
+	}
+	quoted := key.Raw // as written, escapes and all
+	var raw string
+	switch name {
+	case "tools", "functions":
+		raw, quoted = toolNames(v), `"tools"`
+	case "response_format":
+		raw = v.Get("type").Raw
+	case "text":
+		raw, quoted = v.Get("format.type").Raw, `"text_format"`
+	case "tool_choice", "stream_options", "reasoning", "stop", "include", "modalities", "function_call":
+		raw = v.Raw
+	default:
+		switch {
+		case v.Type == gjson.String && len(v.Raw) > 256:
+			return // prose, not a parameter
+		case v.IsObject() || v.IsArray():
+			if len(v.Raw) > 1024 {
+				return
+			}
+		}
+		raw = v.Raw
+	}
+	if raw == "" {
+		return
+	}
+	if len(k.buf) == 0 {
+		k.buf = append(k.buf, '{')
+	} else {
+		k.buf = append(k.buf, ',')
+	}
+	k.buf = append(k.buf, quoted...)
+	k.buf = append(k.buf, ':')
+	k.buf = append(k.buf, raw...)
+}
+
+func (k *kwargs) json() json.RawMessage {
+	if len(k.buf) == 0 {
+		return json.RawMessage("{}")
+	}
+	return append(k.buf, '}')
+}
+
+// toolNames lists tools by name (functions) or type (built-in tools), as
+// a JSON array: the declarations themselves are long and say little about
+// the call.
+func toolNames(tools gjson.Result) string {
+	var names []string
+	tools.ForEach(func(_, t gjson.Result) bool {
+		for _, path := range []string{"function.name", "name", "type"} {
+			if n := t.Get(path); n.Type == gjson.String {
+				names = append(names, n.Raw)
+				return true
+			}
+		}
+		return true
+	})
+	return "[" + strings.Join(names, ",") + "]"
+}

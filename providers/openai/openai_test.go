@@ -1,0 +1,385 @@
+package openai_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/openai"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func testdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	require.NoError(t, err)
+	return b
+}
+
+func request(method, rawURL, body string) *providers.Request {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(err)
+	}
+	return &providers.Request{Method: method, URL: u, Header: http.Header{}, Body: []byte(body)}
+}
+
+func TestParseRequest(t *testing.T) {
+	img := strings.Repeat("iVBORw0KGgo", 200)
+	tests := []struct {
+		name      string
+		req       *providers.Request
+		method    string
+		model     string
+		args      string
+		kwargs    string
+		speaker   string
+		stream    bool
+		truncated []string
+	}{
+		{"chat", request("POST", "https://api.openai.com/v1/chat/completions",
+			`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"temperature":0.2,"max_completion_tokens":100,"n":1,"seed":7,"stop":["\n"],"user":"u1","metadata":{"secret":"x"},"logit_bias":{"1":2}}`),
+			openai.MethodChat, "gpt-4o-mini",
+			`[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}]`,
+			`{"model":"gpt-4o-mini","temperature":0.2,"max_completion_tokens":100,"n":1,"seed":7,"stop":["\n"],"user":"u1"}`,
+			"user", false, nil},
+		{"chat with tools, stream, format", request("POST", "https://api.openai.com/v1/chat/completions",
+			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"w?"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"tools":[{"type":"function","function":{"name":"get_weather","description":"long","parameters":{"type":"object"}}},{"type":"function","function":{"name":"search"}}],"tool_choice":"auto","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}},"reasoning_effort":"low"}`),
+			openai.MethodChat, "gpt-4o",
+			`[{"role":"user","content":"w?"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}]`,
+			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"tools":["get_weather","search"],"tool_choice":"auto","response_format":"json_schema","reasoning_effort":"low"}`,
+			"tool", true, nil},
+		{"assistant continuation", request("POST", "https://api.openai.com/v1/chat/completions",
+			`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`),
+			openai.MethodChat, "m", `[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`, `{"model":"m"}`, "agent", false, nil},
+		{"azure", request("POST", "https://res.openai.azure.com/openai/deployments/prod-gpt4o/chat/completions?api-version=2024-10-21",
+			`{"messages":[{"role":"user","content":"Hi"}]}`),
+			openai.MethodChat, "prod-gpt4o", `[{"role":"user","content":"Hi"}]`, `{}`, "user", false, nil},
+		{"compatible server", request("POST", "http://localhost:8000/v1/chat/completions/",
+			`{"model":"llama3","messages":[{"role":"user","content":"Hi"}],"top_k":40}`),
+			openai.MethodChat, "llama3", `[{"role":"user","content":"Hi"}]`, `{"model":"llama3","top_k":40}`, "user", false, nil},
+		{"responses with instructions", request("POST", "https://api.openai.com/v1/responses",
+			`{"model":"gpt-4o-mini","instructions":"Talk like a pirate.","input":"Hello","text":{"format":{"type":"json_object"}},"reasoning":{"effort":"low"},"tools":[{"type":"function","name":"get_weather"},{"type":"web_search"}]}`),
+			openai.MethodResponses, "gpt-4o-mini",
+			`[{"instructions":true,"role":"system","content":"Talk like a pirate."},"Hello"]`,
+			`{"model":"gpt-4o-mini","text_format":"json_object","reasoning":{"effort":"low"},"tools":["get_weather","web_search"]}`,
+			"user", false, nil},
+		{"responses function output", request("POST", "https://api.openai.com/v1/responses",
+			`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`),
+			openai.MethodResponses, "m", `[{"type":"function_call_output","call_id":"c1","output":"42"}]`,
+			`{"model":"m","previous_response_id":"resp_1"}`, "tool", false, nil},
+		{"legacy completions", request("POST", "https://api.openai.com/v1/completions",
+			`{"model":"gpt-3.5-turbo-instruct","prompt":"Say this is a test","max_tokens":7}`),
+			openai.MethodCompletions, "gpt-3.5-turbo-instruct", `["Say this is a test"]`,
+			`{"model":"gpt-3.5-turbo-instruct","max_tokens":7}`, "user", false, nil},
+		{"embeddings", request("POST", "https://api.openai.com/v1/embeddings",
+			`{"model":"text-embedding-3-small","input":["a","b"],"dimensions":256,"encoding_format":"float"}`),
+			openai.MethodEmbeddings, "text-embedding-3-small", `["a","b"]`,
+			`{"model":"text-embedding-3-small","dimensions":256,"encoding_format":"float"}`, "user", false, nil},
+		{"image elided", request("POST", "https://api.openai.com/v1/chat/completions",
+			`{"model":"gpt-4o","messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,`+img+`"}}]}]}`),
+			openai.MethodChat, "gpt-4o",
+			`[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 2200 bytes]"}}]}]`,
+			`{"model":"gpt-4o"}`, "user", false, nil},
+		{"cut body", &providers.Request{Method: "POST", URL: &url.URL{Path: "/v1/chat/completions"}, Body: []byte(`{"model":"m","mess`), BodyTruncated: true},
+			openai.MethodChat, "", `[]`, `{}`, "", false, []string{"args", "kwargs"}},
+		{"not json", request("POST", "https://api.openai.com/v1/chat/completions", `model=x`),
+			openai.MethodChat, "", `[]`, `{}`, "", false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, ok := openai.Provider{}.ParseRequest(tt.req)
+			require.True(t, ok)
+			assert.Equal(t, "openai", call.Provider)
+			assert.Equal(t, tt.method, call.MethodName)
+			assert.Equal(t, tt.model, call.Model)
+			assert.JSONEq(t, tt.args, string(call.Args))
+			assert.Equal(t, tt.kwargs, string(call.Kwargs), "kwargs keep the request's order")
+			assert.Equal(t, tt.speaker, call.Speaker)
+			assert.Equal(t, tt.stream, call.Stream)
+			assert.Equal(t, tt.truncated, call.Truncated)
+		})
+	}
+}
+
+func TestParseRequestNotOurs(t *testing.T) {
+	for _, req := range []*providers.Request{
+		request("GET", "https://api.openai.com/v1/chat/completions", ``),
+		request("GET", "https://api.openai.com/v1/models", ``),
+		request("POST", "https://api.openai.com/v1/files", `{}`),
+		request("POST", "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent", `{}`),
+	} {
+		_, ok := openai.Provider{}.ParseRequest(req)
+		assert.False(t, ok, "%s %s", req.Method, req.URL)
+	}
+}
+
+func TestLongConversationKeepsTheLatestTurns(t *testing.T) {
+	var msgs []string
+	for i := range 3000 {
+		msgs = append(msgs, `{"role":"user","content":"turn `+strings.Repeat("x", 100)+`"}`)
+		_ = i
+	}
+	msgs = append(msgs, `{"role":"user","content":"the last turn"}`)
+	call, _ := openai.Provider{}.ParseRequest(request("POST", "https://x/v1/chat/completions", `{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
+	assert.Equal(t, []string{"args"}, call.Truncated)
+	assert.LessOrEqual(t, len(call.Args), providers.MaxArgsBytes)
+	assert.Contains(t, string(call.Args), "the last turn")
+	assert.True(t, json.Valid(call.Args))
+}
+
+func response(status int, body []byte) *providers.Response {
+	return &providers.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body, EOF: true}
+}
+
+func streamResponse(body []byte) *providers.Response {
+	return &providers.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body, Stream: true, EOF: true}
+}
+
+var chatCall = &providers.Call{MethodName: openai.MethodChat}
+
+func TestParseResponse(t *testing.T) {
+	p := openai.Provider{}
+
+	res := p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response.json")))
+	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "chat.completion", FinishReason: "stop", ResponseID: "chatcmpl-C6bhxDl79vlojU2DYKbzyDh0FmLZY"}, res.Outcome)
+	assert.Equal(t, "gpt-3.5-turbo-0125", res.Model)
+	assert.Equal(t, &record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44}, res.Usage)
+	assert.True(t, strings.HasPrefix(res.Output, "Hello! I'm just a computer program"))
+	assert.True(t, res.Finished)
+
+	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response_tool_calls.json")))
+	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
+	require.Len(t, res.ToolCalls, 2)
+	for _, c := range res.ToolCalls {
+		assert.NotEmpty(t, c.ID)
+		assert.NotEmpty(t, c.Name)
+		assert.True(t, json.Valid([]byte(c.Arguments)), c.Arguments)
+	}
+
+	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response_function_call_legacy.json")))
+	assert.Equal(t, "function_call", res.Outcome.FinishReason)
+	assert.Equal(t, []providers.ToolCall{{Name: "get_weather", Arguments: `{"location":"Boston"}`}}, res.ToolCalls)
+
+	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, response(200, testdata(t, "openai_responses_response.json")))
+	assert.Equal(t, "response", res.Outcome.ValueClass)
+	assert.Equal(t, "completed", res.Outcome.FinishReason)
+	assert.Equal(t, "gpt-4o-mini-2024-07-18", res.Model)
+	assert.Equal(t, &record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64}, res.Usage)
+	assert.True(t, strings.HasPrefix(res.Output, "I can't provide real-time updates"))
+
+	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodEmbeddings}, response(200, []byte(
+		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":5,"total_tokens":5}}`)))
+	assert.Equal(t, record.Success("list"), res.Outcome)
+	assert.Equal(t, &record.Usage{InputTokens: 5, TotalTokens: 5}, res.Usage)
+
+	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodCompletions}, response(200, []byte(
+		`{"id":"cmpl-1","object":"text_completion","model":"gpt-3.5-turbo-instruct","choices":[{"text":"This is a test.","index":0,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)))
+	assert.Equal(t, "text_completion", res.Outcome.ValueClass)
+	assert.Equal(t, "length", res.Outcome.FinishReason)
+	assert.Equal(t, "This is a test.", res.Output)
+}
+
+func TestParseResponseReasoningAndCache(t *testing.T) {
+	res := openai.Provider{}.ParseResponse(chatCall, response(200, []byte(
+		`{"object":"chat.completion","choices":[{"message":{"content":"ok","refusal":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":32}}}`)))
+	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 50, TotalTokens: 150, CachedTokens: 64, ReasoningTokens: 32}, res.Usage)
+}
+
+func TestContentFilterAndRefusal(t *testing.T) {
+	res := openai.Provider{}.ParseResponse(chatCall, response(200, []byte(
+		`{"id":"c1","object":"chat.completion","choices":[{"message":{"content":null},"finish_reason":"content_filter"}]}`)))
+	assert.Equal(t, record.ErrorContentFilter, res.Outcome.ErrorType)
+	assert.False(t, res.Outcome.Retriable)
+	assert.Equal(t, "content_filter", res.Outcome.FinishReason)
+	assert.Equal(t, "c1", res.Outcome.ResponseID)
+
+	res = openai.Provider{}.ParseResponse(chatCall, response(200, []byte(
+		`{"object":"chat.completion","choices":[{"message":{"content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`)))
+	assert.True(t, res.Outcome.OK)
+	assert.Equal(t, "I can't help with that.", res.Refusal)
+}
+
+func TestResponsesStatuses(t *testing.T) {
+	call := &providers.Call{MethodName: openai.MethodResponses}
+	res := openai.Provider{}.ParseResponse(call, response(200, []byte(
+		`{"id":"r1","object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}`)))
+	assert.True(t, res.Outcome.OK, "cut short, but the call worked")
+	assert.Equal(t, "max_output_tokens", res.Outcome.FinishReason)
+
+	res = openai.Provider{}.ParseResponse(call, response(200, []byte(
+		`{"id":"r2","object":"response","status":"failed","error":{"code":"server_error","message":"Something went wrong"},"output":[]}`)))
+	assert.Equal(t, record.ErrorServer, res.Outcome.ErrorType)
+	assert.Equal(t, "Something went wrong", res.ErrorMessage)
+	assert.Equal(t, "r2", res.Outcome.ResponseID)
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      []byte
+		wantType  string
+		retriable bool
+		msg       string
+	}{
+		{"rate limit, real", 429, testdata(t, "openai_error_429.json"), record.ErrorRateLimit, true, "Rate limit reached for gpt-3.5-turbo"},
+		{"integer code, real", 429, testdata(t, "openrouter_error_429.json"), record.ErrorRateLimit, true, "Rate limit exceeded"},
+		{"quota", 429, []byte(`{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`), record.ErrorQuota, false, "You exceeded"},
+		{"invalid key", 401, []byte(`{"error":{"message":"Incorrect API key provided: sk-abc***. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`), record.ErrorAuth, false, "Incorrect API key"},
+		{"context length", 400, []byte(`{"error":{"message":"This model's maximum context length is 16385 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`), record.ErrorContextLength, false, "This model's"},
+		{"content policy", 400, []byte(`{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","code":"content_policy_violation"}}`), record.ErrorContentFilter, false, "Your request"},
+		{"not found", 404, []byte(`{"error":{"message":"The model gpt-9 does not exist","type":"invalid_request_error","code":"model_not_found"}}`), record.ErrorNotFound, false, "The model"},
+		{"server", 500, []byte(`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`), record.ErrorServer, true, "The server"},
+		{"overloaded", 529, []byte(`{"error":{"message":"Overloaded","type":"overloaded_error"}}`), record.ErrorOverloaded, true, "Overloaded"},
+		{"html 502", 502, []byte("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>cloudflare</center></body></html>"), record.ErrorServer, true, "502 Bad Gateway"},
+		{"empty 503", 503, nil, record.ErrorOverloaded, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := openai.Provider{}.ParseResponse(chatCall, response(tt.status, tt.body))
+			assert.Equal(t, tt.wantType, res.Outcome.ErrorType)
+			assert.Equal(t, tt.retriable, res.Outcome.Retriable)
+			assert.True(t, strings.HasPrefix(res.ErrorMessage, tt.msg), res.ErrorMessage)
+			assert.False(t, res.Outcome.OK)
+		})
+	}
+}
+
+func TestStreams(t *testing.T) {
+	p := openai.Provider{}
+
+	res := p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream.sse")))
+	assert.True(t, res.Outcome.OK)
+	assert.Equal(t, "chat.completion", res.Outcome.ValueClass)
+	assert.True(t, res.Finished, "[DONE] seen")
+	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
+	assert.Equal(t, "gpt-4o-2024-08-06", res.Model)
+	require.Len(t, res.ToolCalls, 1)
+	assert.Equal(t, "get_weather", res.ToolCalls[0].Name)
+	assert.Equal(t, "call_4XzlGBLtUe9dy3GVNV4jhq7h", res.ToolCalls[0].ID)
+	assert.JSONEq(t, `{"city":"New York City"}`, res.ToolCalls[0].Arguments)
+	require.NotNil(t, res.Usage)
+	assert.Equal(t, 60, res.Usage.TotalTokens, "usage from the last chunk, whose choices are empty")
+
+	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream_parallel_tools.sse")))
+	require.Len(t, res.ToolCalls, 2, "tool-call fragments assembled by index")
+	for _, c := range res.ToolCalls {
+		assert.NotEmpty(t, c.ID, "the id comes only in a call's first fragment")
+		assert.NotEmpty(t, c.Name)
+		assert.True(t, json.Valid([]byte(c.Arguments)), c.Arguments)
+	}
+	assert.Equal(t, &record.Usage{InputTokens: 149, OutputTokens: 60, TotalTokens: 209}, res.Usage)
+
+	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream_2025_obfuscation.sse")))
+	assert.True(t, res.Finished)
+	assert.Equal(t, 27, res.Usage.TotalTokens, `"usage": null on every chunk but the last`)
+	assert.NotEmpty(t, res.Output)
+	assert.Equal(t, "stop", res.Outcome.FinishReason)
+
+	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, streamResponse(testdata(t, "responses_stream.sse")))
+	assert.True(t, res.Outcome.OK)
+	assert.True(t, res.Finished, "response.completed ends the stream")
+	assert.Equal(t, "Let me check.", res.Output)
+	assert.Equal(t, []providers.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city":"Paris"}`}}, res.ToolCalls)
+	assert.Equal(t, &record.Usage{InputTokens: 20, OutputTokens: 12, TotalTokens: 32, CachedTokens: 8}, res.Usage)
+	assert.Equal(t, "resp_stream_1", res.Outcome.ResponseID)
+	assert.Equal(t, "completed", res.Outcome.FinishReason)
+}
+
+func TestStreamEdgeCases(t *testing.T) {
+	p := openai.Provider{}
+	t.Run("comments and an error mid-stream", func(t *testing.T) {
+		body := ": OPENROUTER PROCESSING\n\n" +
+			`data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}` + "\n\n" +
+			`data: {"error":{"message":"Upstream overloaded","code":502}}` + "\n\n"
+		res := p.ParseResponse(chatCall, streamResponse([]byte(body)))
+		assert.False(t, res.Outcome.OK)
+		assert.Equal(t, record.ErrorServer, res.Outcome.ErrorType)
+		assert.Equal(t, "Upstream overloaded", res.ErrorMessage)
+	})
+	t.Run("cut off before [DONE]", func(t *testing.T) {
+		full := testdata(t, "openai_chat_stream_2025_obfuscation.sse")
+		res := p.ParseResponse(chatCall, streamResponse(full[:len(full)/2]))
+		assert.True(t, res.Outcome.OK, "the provider reports what it read; the middleware decides completeness")
+		assert.False(t, res.Finished)
+		assert.Nil(t, res.Usage)
+	})
+	t.Run("head and tail of a long stream", func(t *testing.T) {
+		full := testdata(t, "openai_chat_stream_2025_obfuscation.sse")
+		resp := streamResponse(full[:800])
+		resp.Tail, resp.Truncated = full[len(full)-1200:], true
+		res := p.ParseResponse(chatCall, resp)
+		assert.True(t, res.Finished)
+		require.NotNil(t, res.Usage, "usage read from the tail")
+		assert.Equal(t, 27, res.Usage.TotalTokens)
+	})
+	t.Run("responses error event", func(t *testing.T) {
+		body := "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Too many\"}\n\n"
+		res := p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, streamResponse([]byte(body)))
+		assert.Equal(t, record.ErrorRateLimit, res.Outcome.ErrorType)
+	})
+}
+
+func TestResultOutlivesTheBody(t *testing.T) {
+	// The recorder reuses capture buffers: nothing in a result may point
+	// into the body it was parsed from.
+	for _, name := range []string{"openai_chat_response.json", "openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse"} {
+		body := testdata(t, name)
+		stream := strings.HasSuffix(name, ".sse")
+		resp := response(200, body)
+		resp.Stream = stream
+		res := openai.Provider{}.ParseResponse(chatCall, resp)
+		want := openai.Provider{}.ParseResponse(chatCall, &providers.Response{StatusCode: 200, Body: append([]byte(nil), body...), Stream: stream})
+		for i := range body {
+			body[i] = 'X'
+		}
+		assert.Equal(t, want, res, name)
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add("/v1/chat/completions", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"function":{"name":"f"}}]}`))
+	f.Add("/v1/responses", []byte(`{"instructions":"x","input":[{"type":"function_call_output"}],"text":{"format":{"type":"t"}}}`))
+	f.Add("/openai/deployments/d/embeddings", []byte(`{"input":"x"}`))
+	f.Add("/v1/completions", []byte(`{"prompt":["a",1]}`))
+	f.Fuzz(func(t *testing.T, path string, body []byte) {
+		call, ok := openai.Provider{}.ParseRequest(&providers.Request{Method: "POST", URL: &url.URL{Path: path}, Body: body})
+		if !ok {
+			return
+		}
+		if !json.Valid(call.Args) || call.Args[0] != '[' {
+			t.Fatalf("args %q", call.Args)
+		}
+		if !json.Valid(call.Kwargs) || call.Kwargs[0] != '{' {
+			t.Fatalf("kwargs %q", call.Kwargs)
+		}
+	})
+}
+
+func FuzzParseResponse(f *testing.F) {
+	for _, name := range []string{"openai_chat_response.json", "openai_responses_response.json", "openai_error_429.json"} {
+		b, _ := os.ReadFile("testdata/" + name)
+		f.Add(200, b, false)
+	}
+	for _, name := range []string{"openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse"} {
+		b, _ := os.ReadFile("testdata/" + name)
+		f.Add(200, b, true)
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte, stream bool) {
+		res := openai.Provider{}.ParseResponse(chatCall, &providers.Response{StatusCode: status, Body: body, Stream: stream, Tail: body, Truncated: stream && len(body)%2 == 0})
+		if res.Outcome.Status == "" {
+			t.Fatal("no outcome")
+		}
+		if status >= 400 && res.Outcome.OK {
+			t.Fatalf("status %d is not ok", status)
+		}
+	})
+}

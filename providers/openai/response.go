@@ -1,0 +1,323 @@
+package openai
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// ParseResponse reads a response: an error body, a completion, a Responses
+// API object, an embeddings list, or a stream of any of them.
+func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) providers.Result {
+	res := parseResponse(call, resp)
+	wire.Detach(&res)
+	return res
+}
+
+func parseResponse(call *providers.Call, resp *providers.Response) providers.Result {
+	if resp.StatusCode >= 400 {
+		typ, msg := providers.ClassifyError(resp.StatusCode, resp.Body)
+		return providers.Result{Outcome: record.Failure(typ), ErrorMessage: msg, Finished: true}
+	}
+	if resp.Stream {
+		return parseStream(call, resp)
+	}
+	body := bytes.TrimSpace(resp.Body)
+	if resp.Truncated || len(body) == 0 || !record.ValidJSON(body) {
+		// Too long to keep whole, or not JSON: the call worked, the detail is lost.
+		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
+	}
+	var (
+		res                            providers.Result
+		object, id, model, status      gjson.Result
+		choices, usage, output, errObj gjson.Result
+		incomplete                     gjson.Result
+	)
+	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "object":
+			object = v
+		case "id":
+			id = v
+		case "model":
+			model = v
+		case "choices":
+			choices = v
+		case "usage":
+			usage = v
+		case "output":
+			output = v
+		case "status":
+			status = v
+		case "error":
+			errObj = v
+		case "incomplete_details":
+			incomplete = v
+		}
+		return true
+	})
+	class := object.String()
+	if class == "" {
+		class = valueClass(call.MethodName)
+	}
+	res.Outcome = record.Success(class)
+	res.Outcome.ResponseID = id.String()
+	res.Model = model.String()
+	res.Usage = readUsage(usage)
+	res.Finished = true
+	switch class {
+	case "chat.completion", "text_completion":
+		var c choiceSet
+		choices.ForEach(func(_, ch gjson.Result) bool {
+			c.message(ch)
+			return true
+		})
+		c.finish(&res)
+	case "response":
+		var o outputSet
+		output.ForEach(func(_, item gjson.Result) bool {
+			o.item(item)
+			return true
+		})
+		o.finish(&res)
+		responseStatus(&res, status.String(), incomplete, errObj, body)
+	}
+	return res
+}
+
+// valueClass is what a successful call of a method returns.
+func valueClass(method string) string {
+	switch method {
+	case MethodChat:
+		return "chat.completion"
+	case MethodResponses:
+		return "response"
+	case MethodCompletions:
+		return "text_completion"
+	case MethodEmbeddings:
+		return "list"
+	}
+	return "json"
+}
+
+// readUsage reads chat (prompt/completion) and Responses API (input/output)
+// token counts, with their cached and reasoning details.
+func readUsage(u gjson.Result) *record.Usage {
+	if !u.IsObject() {
+		return nil // absent, or null on every stream chunk but the last
+	}
+	var out record.Usage
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "prompt_tokens", "input_tokens":
+			out.InputTokens = int(v.Int())
+		case "completion_tokens", "output_tokens":
+			out.OutputTokens = int(v.Int())
+		case "total_tokens":
+			out.TotalTokens = int(v.Int())
+		case "prompt_tokens_details", "input_tokens_details":
+			out.CachedTokens = int(v.Get("cached_tokens").Int())
+		case "completion_tokens_details", "output_tokens_details":
+			out.ReasoningTokens = int(v.Get("reasoning_tokens").Int())
+		}
+		return true
+	})
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	return &out
+}
+
+// choiceSet assembles the choices of a completion (or of its stream).
+type choiceSet struct {
+	text    strings.Builder // choice 0: what the model said
+	refusal strings.Builder
+	calls   []providers.ToolCall
+	byIndex map[int64]int // stream tool-call index -> calls position
+	reason  string
+}
+
+// message reads one choice of a complete response.
+func (c *choiceSet) message(ch gjson.Result) {
+	if r := ch.Get("finish_reason"); r.Type == gjson.String && c.reason == "" {
+		c.reason = r.String()
+	}
+	if t := ch.Get("text"); t.Type == gjson.String { // legacy completions
+		c.text.WriteString(t.String())
+	}
+	m := ch.Get("message")
+	if !m.Exists() {
+		return
+	}
+	if t := m.Get("content"); t.Type == gjson.String {
+		if c.text.Len() > 0 {
+			c.text.WriteByte('\n') // another choice (n > 1)
+		}
+		c.text.WriteString(t.String())
+	}
+	if r := m.Get("refusal"); r.Type == gjson.String {
+		c.refusal.WriteString(r.String())
+	}
+	m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+		c.calls = append(c.calls, providers.ToolCall{
+			ID:        tc.Get("id").String(),
+			Name:      tc.Get("function.name").String(),
+			Arguments: tc.Get("function.arguments").String(),
+		})
+		return true
+	})
+	if fc := m.Get("function_call"); fc.IsObject() { // the legacy form
+		c.calls = append(c.calls, providers.ToolCall{Name: fc.Get("name").String(), Arguments: fc.Get("arguments").String()})
+	}
+}
+
+// delta reads one choice of a stream chunk: text, refusal and tool-call
+// fragments, where only a call's first fragment carries its id and name.
+func (c *choiceSet) delta(ch gjson.Result) {
+	if r := ch.Get("finish_reason"); r.Type == gjson.String {
+		c.reason = r.String()
+	}
+	if t := ch.Get("text"); t.Type == gjson.String {
+		c.text.WriteString(t.String())
+	}
+	d := ch.Get("delta")
+	if !d.Exists() {
+		return
+	}
+	d.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "content":
+			c.text.WriteString(v.String())
+		case "refusal":
+			c.refusal.WriteString(v.String())
+		case "tool_calls":
+			v.ForEach(func(_, tc gjson.Result) bool {
+				c.fragment(tc)
+				return true
+			})
+		case "function_call":
+			if len(c.calls) == 0 {
+				c.calls = append(c.calls, providers.ToolCall{})
+			}
+			call := &c.calls[0]
+			call.Name += v.Get("name").String()
+			call.Arguments += v.Get("arguments").String()
+		}
+		return true
+	})
+}
+
+func (c *choiceSet) fragment(tc gjson.Result) {
+	idx := tc.Get("index").Int()
+	pos, ok := c.byIndex[idx]
+	if !ok {
+		if c.byIndex == nil {
+			c.byIndex = make(map[int64]int)
+		}
+		pos = len(c.calls)
+		c.byIndex[idx] = pos
+		c.calls = append(c.calls, providers.ToolCall{})
+	}
+	call := &c.calls[pos]
+	if id := tc.Get("id").String(); id != "" {
+		call.ID = id
+	}
+	if name := tc.Get("function.name").String(); name != "" {
+		call.Name = name
+	}
+	call.Arguments += tc.Get("function.arguments").String()
+}
+
+func (c *choiceSet) finish(res *providers.Result) {
+	res.Output = c.text.String()
+	res.Refusal = c.refusal.String()
+	res.ToolCalls = c.calls
+	res.Outcome.FinishReason = c.reason
+	if c.reason == "content_filter" {
+		contentFiltered(res)
+	}
+}
+
+// contentFiltered turns a successful call into one the provider's filter
+// blocked, keeping what it says about the response.
+func contentFiltered(res *providers.Result) {
+	keep := res.Outcome
+	res.Outcome = record.Failure(record.ErrorContentFilter)
+	res.Outcome.FinishReason, res.Outcome.ResponseID = keep.FinishReason, keep.ResponseID
+	res.ErrorMessage = "the response was stopped by a content filter"
+}
+
+// outputSet assembles the output items of a Responses API object (or of
+// its stream).
+type outputSet struct {
+	text    strings.Builder
+	refusal strings.Builder
+	calls   []providers.ToolCall
+	byItem  map[int64]int // stream output_index -> calls position
+}
+
+func (o *outputSet) item(item gjson.Result) {
+	switch item.Get("type").String() {
+	case "message":
+		item.Get("content").ForEach(func(_, part gjson.Result) bool {
+			switch part.Get("type").String() {
+			case "output_text":
+				o.text.WriteString(part.Get("text").String())
+			case "refusal":
+				o.refusal.WriteString(part.Get("refusal").String())
+			}
+			return true
+		})
+	case "function_call", "custom_tool_call":
+		args := item.Get("arguments")
+		if !args.Exists() {
+			args = item.Get("input")
+		}
+		o.calls = append(o.calls, providers.ToolCall{ID: item.Get("call_id").String(), Name: item.Get("name").String(), Arguments: args.String()})
+	}
+}
+
+func (o *outputSet) finish(res *providers.Result) {
+	res.Output = o.text.String()
+	res.Refusal = o.refusal.String()
+	res.ToolCalls = o.calls
+}
+
+// responseStatus applies a Responses API status: "completed", "incomplete"
+// (a success cut short: its reason is the finish reason) or "failed".
+func responseStatus(res *providers.Result, status string, incomplete, errObj gjson.Result, body []byte) {
+	switch status {
+	case "", "completed":
+		res.Outcome.FinishReason = status
+	case "incomplete":
+		reason := incomplete.Get("reason").String()
+		res.Outcome.FinishReason = reason
+		if reason == "content_filter" {
+			contentFiltered(res)
+		}
+	case "failed", "cancelled":
+		keep := res.Outcome
+		typ, msg := providers.ClassifyError(500, []byte(`{"error":`+orNull(errObj.Raw)+`}`))
+		if status == "cancelled" {
+			typ = record.ErrorCanceled
+		}
+		res.Outcome = record.Failure(typ)
+		res.Outcome.ResponseID = keep.ResponseID
+		res.Outcome.FinishReason = status
+		res.ErrorMessage = msg
+	default:
+		res.Outcome.FinishReason = status // queued, in_progress: a background response
+	}
+}
+
+func orNull(raw string) string {
+	if raw == "" {
+		return "null"
+	}
+	return raw
+}
