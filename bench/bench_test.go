@@ -36,7 +36,7 @@ var (
 func server() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		if r.URL.Path == "/stream" {
+		if strings.HasPrefix(r.URL.Path, "/stream/") {
 			w.Header().Set("Content-Type", "text/event-stream")
 			// Flush per event, as a provider does.
 			f := w.(http.Flusher)
@@ -71,9 +71,12 @@ var transports = []transport{
 func BenchmarkRoundTrip(b *testing.B) {
 	srv := server()
 	defer srv.Close()
-	for _, path := range []string{"/json", "/stream"} {
+	// Both paths end in /chat/completions: the recorder parses them as
+	// OpenAI calls, as it would in production.
+	for _, call := range []string{"json", "stream"} {
+		path := "/" + call + "/v1/chat/completions"
 		for _, tr := range transports {
-			b.Run(fmt.Sprintf("call=%s/transport=%s", strings.TrimPrefix(path, "/"), tr.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("call=%s/transport=%s", call, tr.name), func(b *testing.B) {
 				base := &http.Transport{MaxIdleConnsPerHost: 4}
 				defer base.CloseIdleConnections()
 				rt, done := tr.make(base)

@@ -142,51 +142,83 @@ type choiceSet struct {
 	reason  string
 }
 
-// message reads one choice of a complete response.
+// message reads one choice of a complete response. Each level is walked
+// once: a Get for a field after a long message, or for one that is absent,
+// would scan the whole message again.
 func (c *choiceSet) message(ch gjson.Result) {
-	if r := ch.Get("finish_reason"); r.Type == gjson.String && c.reason == "" {
-		c.reason = r.String()
-	}
-	if t := ch.Get("text"); t.Type == gjson.String { // legacy completions
-		c.text.WriteString(t.String())
-	}
-	m := ch.Get("message")
-	if !m.Exists() {
-		return
-	}
-	if t := m.Get("content"); t.Type == gjson.String {
-		if c.text.Len() > 0 {
-			c.text.WriteByte('\n') // another choice (n > 1)
+	ch.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "finish_reason":
+			if v.Type == gjson.String && c.reason == "" {
+				c.reason = v.String()
+			}
+		case "text": // legacy completions
+			if v.Type == gjson.String {
+				c.text.WriteString(v.String())
+			}
+		case "message":
+			c.messageFields(v)
 		}
-		c.text.WriteString(t.String())
-	}
-	if r := m.Get("refusal"); r.Type == gjson.String {
-		c.refusal.WriteString(r.String())
-	}
-	m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		c.calls = append(c.calls, providers.ToolCall{
-			ID:        tc.Get("id").String(),
-			Name:      tc.Get("function.name").String(),
-			Arguments: tc.Get("function.arguments").String(),
-		})
 		return true
 	})
-	if fc := m.Get("function_call"); fc.IsObject() { // the legacy form
-		c.calls = append(c.calls, providers.ToolCall{Name: fc.Get("name").String(), Arguments: fc.Get("arguments").String()})
-	}
+}
+
+func (c *choiceSet) messageFields(m gjson.Result) {
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "content":
+			if v.Type == gjson.String {
+				if c.text.Len() > 0 {
+					c.text.WriteByte('\n') // another choice (n > 1)
+				}
+				c.text.WriteString(v.String())
+			}
+		case "refusal":
+			if v.Type == gjson.String {
+				c.refusal.WriteString(v.String())
+			}
+		case "tool_calls":
+			v.ForEach(func(_, tc gjson.Result) bool {
+				c.calls = append(c.calls, providers.ToolCall{
+					ID:        tc.Get("id").String(),
+					Name:      tc.Get("function.name").String(),
+					Arguments: tc.Get("function.arguments").String(),
+				})
+				return true
+			})
+		case "function_call": // the legacy form
+			if v.IsObject() {
+				c.calls = append(c.calls, providers.ToolCall{Name: v.Get("name").String(), Arguments: v.Get("arguments").String()})
+			}
+		}
+		return true
+	})
 }
 
 // delta reads one choice of a stream chunk: text, refusal and tool-call
 // fragments, where only a call's first fragment carries its id and name.
+// Only choice 0 is assembled; the others add their finish reason.
 func (c *choiceSet) delta(ch gjson.Result) {
-	if r := ch.Get("finish_reason"); r.Type == gjson.String {
-		c.reason = r.String()
-	}
-	if t := ch.Get("text"); t.Type == gjson.String {
-		c.text.WriteString(t.String())
-	}
-	d := ch.Get("delta")
-	if !d.Exists() {
+	var index int64
+	var d gjson.Result
+	ch.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "index":
+			index = v.Int()
+		case "finish_reason":
+			if v.Type == gjson.String && (c.reason == "" || index == 0) {
+				c.reason = v.String()
+			}
+		case "text": // legacy completions
+			if v.Type == gjson.String && index == 0 {
+				c.text.WriteString(v.String())
+			}
+		case "delta":
+			d = v
+		}
+		return true
+	})
+	if index != 0 || !d.IsObject() {
 		return
 	}
 	d.ForEach(func(k, v gjson.Result) bool {

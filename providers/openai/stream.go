@@ -102,11 +102,7 @@ func (s *stream) event(root gjson.Result, data []byte) {
 	if choices.Exists() {
 		s.chunks = true
 		choices.ForEach(func(_, ch gjson.Result) bool {
-			if ch.Get("index").Int() == 0 {
-				s.choices.delta(ch)
-			} else if r := ch.Get("finish_reason"); r.Type == gjson.String && s.choices.reason == "" {
-				s.choices.reason = r.String()
-			}
+			s.choices.delta(ch)
 			return true
 		})
 		if u := readUsage(usage); u != nil {
