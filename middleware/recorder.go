@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/providers/generic"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
@@ -18,7 +19,7 @@ import (
 
 // builtinProviders are asked after the ones given with WithProviders; the
 // generic provider recognizes everything, so it comes last.
-var builtinProviders = []providers.Provider{openai.Provider{}, generic.Provider{}}
+var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, generic.Provider{}}
 
 // Recorder turns every call through its middleware into one history
 // record. It is safe for concurrent use; share one across clients.

@@ -51,7 +51,14 @@ func ClassifyError(status int, body []byte) (errorType, message string) {
 	if len(body) == 0 {
 		return errorType, ""
 	}
-	if body[0] != '{' || json.Unmarshal(body, &env) != nil {
+	if body[0] == '[' {
+		// streamGenerateContent without alt=sse wraps its error in an array.
+		var list []json.RawMessage
+		if json.Unmarshal(body, &list) == nil && len(list) > 0 {
+			body = bytes.TrimSpace(list[0])
+		}
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &env) != nil {
 		return errorType, textMessage(body)
 	}
 	var e struct {
@@ -122,6 +129,13 @@ func typeFromFields(code, typ, status string, reasons []string, message string) 
 	case "server_error", "api_error":
 		return record.ErrorServer
 	}
+	// A prompt longer than the model's context, in OpenAI's words and in
+	// Gemini's ("The input token count (1200293) exceeds the maximum number
+	// of tokens allowed (1048576)."), where the status says only
+	// INVALID_ARGUMENT.
+	if strings.Contains(message, "maximum context length") || strings.Contains(message, "exceeds the maximum number of tokens") {
+		return record.ErrorContextLength
+	}
 	switch status {
 	case "RESOURCE_EXHAUSTED":
 		return record.ErrorRateLimit
@@ -143,9 +157,6 @@ func typeFromFields(code, typ, status string, reasons []string, message string) 
 		return record.ErrorServer
 	case "ABORTED":
 		return record.ErrorConflict
-	}
-	if strings.Contains(message, "maximum context length") {
-		return record.ErrorContextLength
 	}
 	return ""
 }

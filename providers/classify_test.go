@@ -44,6 +44,8 @@ func TestClassifyError(t *testing.T) {
 		{"html 502", 502, []byte("<html><head><title>502 Bad Gateway</title></head></html>"), record.ErrorServer, "502 Bad Gateway"},
 		{"text", 503, []byte("\n\nupstream connect error\nmore"), record.ErrorOverloaded, "upstream connect error"},
 		{"empty", 404, nil, record.ErrorNotFound, ""},
+		{"gemini context length", 400, []byte(`{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`), record.ErrorContextLength, "The input token count"},
+		{"error in an array", 429, []byte(`[{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}]`), record.ErrorRateLimit, "Resource has been exhausted"},
 		{"invalid json", 400, []byte(`{"error":`), record.ErrorInvalidRequest, `{"error":`},
 	}
 	for _, tt := range tests {

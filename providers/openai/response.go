@@ -290,7 +290,6 @@ type outputSet struct {
 	text    strings.Builder
 	refusal strings.Builder
 	calls   []providers.ToolCall
-	byItem  map[int64]int // stream output_index -> calls position
 }
 
 func (o *outputSet) item(item gjson.Result) {

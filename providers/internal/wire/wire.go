@@ -40,7 +40,9 @@ func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 // Detach copies every string of res that may still point into the parsed
 // body, so that res outlives it. Call it last, on what ParseResponse
 // returns; it is cheaper than copying each string as it is read, and
-// cannot be forgotten for one of them.
+// cannot be forgotten for one of them. Output and Refusal are not copied:
+// they are assembled, and must be built in a buffer of their own
+// (strings.Builder), never taken from a Result's String.
 func Detach(res *providers.Result) {
 	o := &res.Outcome
 	o.ValueClass = strings.Clone(o.ValueClass)

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func TestRunAgainstTheFakeServer(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GEMINI_MODEL", "")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out))
+	recs, err := record.ReadJSONL(&out)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	for _, r := range recs {
+		assert.True(t, r.Outcome.OK, "%+v", r.Outcome)
+		assert.Equal(t, "gemini-2.5-flash", r.Model)
+		assert.Equal(t, "example-conversation", r.TraceID)
+		assert.Equal(t, record.SpeakerUser, r.Speaker)
+	}
+	assert.Equal(t, gemini.MethodGenerateContent, recs[0].MethodName)
+	assert.Equal(t, &record.Usage{InputTokens: 8, OutputTokens: 7, TotalTokens: 41, ReasoningTokens: 26}, recs[0].Usage)
+	assert.Equal(t, gemini.MethodStreamGenerateContent, recs[1].MethodName)
+	assert.Equal(t, &record.Usage{InputTokens: 24, OutputTokens: 6, TotalTokens: 30}, recs[1].Usage, "the last cumulative usage")
+	assert.Equal(t, "STOP", recs[1].Outcome.FinishReason)
+	assert.Equal(t, "fake-response-2", recs[1].Outcome.ResponseID)
+	assert.JSONEq(t, `[{"parts":[{"text":"Say hello in five words."}],"role":"user"},{"parts":[{"text":"Hello there, nice to meet!"}],"role":"model"},{"parts":[{"text":"Now count to three."}],"role":"user"}]`,
+		string(recs[1].Args), "the whole conversation so far")
+}

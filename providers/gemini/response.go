@@ -1,0 +1,428 @@
+package gemini
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// ParseResponse reads a response: an error body, a GenerateContentResponse,
+// a stream of them, or the answer of countTokens, embedContent or
+// batchEmbedContents.
+func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) providers.Result {
+	var method string
+	if call != nil {
+		method = call.MethodName
+	}
+	res := parseResponse(method, resp)
+	wire.Detach(&res)
+	return res
+}
+
+func parseResponse(method string, resp *providers.Response) providers.Result {
+	if resp == nil {
+		return providers.Result{Outcome: record.Success(valueClass(method))}
+	}
+	if resp.StatusCode >= 400 {
+		return errorResult(resp.StatusCode, resp.Body)
+	}
+	a := assembler{class: valueClass(method)}
+	body := bytes.TrimSpace(resp.Body)
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		// streamGenerateContent without alt=sse: a JSON array of responses.
+		if !resp.Truncated && record.ValidJSON(body) {
+			wire.Parse(body).ForEach(func(_, v gjson.Result) bool {
+				a.chunk(v, wire.View(v.Raw))
+				return !a.failed
+			})
+		} else {
+			a.tail(resp.Tail)
+		}
+	case resp.Stream:
+		a.scan(resp.Body)
+		if resp.Truncated {
+			// The tail starts mid-event: read it from its first frame on.
+			if i := frameStart(resp.Tail); i >= 0 {
+				a.scan(resp.Tail[i:])
+			}
+		}
+	case resp.Truncated:
+		a.tail(resp.Tail)
+	case len(body) > 0 && record.ValidJSON(body):
+		a.chunk(wire.Parse(body), body)
+		if a.class != classGenerate {
+			a.finished = true // countTokens and embeddings have no finish reason
+		}
+	}
+	return a.result()
+}
+
+// valueClass is what a successful call of a method returns.
+func valueClass(method string) string {
+	switch method {
+	case MethodCountTokens:
+		return "count_tokens_response"
+	case MethodEmbedContent:
+		return "embed_content_response"
+	case MethodBatchEmbedContents:
+		return "batch_embed_contents_response"
+	}
+	return classGenerate
+}
+
+const classGenerate = "generate_content_response"
+
+// errorResult reads an error body, {"error": {code, message, status,
+// details}}.
+func errorResult(status int, body []byte) providers.Result {
+	typ, msg := providers.ClassifyError(status, body)
+	return providers.Result{Outcome: record.Failure(typ), ErrorMessage: msg, Finished: true}
+}
+
+// blocked reports whether a finish reason means a filter stopped the
+// answer.
+func blocked(reason string) bool {
+	switch reason {
+	case "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		return true
+	}
+	return false
+}
+
+// assembler builds a Result from one GenerateContentResponse or from the
+// chunks of a stream. The strings it holds are views into the body until
+// wire.Detach copies them.
+type assembler struct {
+	class    string
+	res      providers.Result
+	text     []byte // the first candidate's text, thoughts left out
+	usage    record.Usage
+	hasUsage bool
+	reason   string // the first candidate's finish reason
+	block    string // the prompt feedback's block reason
+	blockMsg string
+	finished bool
+	failed   bool
+}
+
+// scan reads the events of a server-sent stream: each "data:" line holds a
+// GenerateContentResponse; an error in the middle of the stream comes as
+// a bare JSON object, not an SSE field.
+func (a *assembler) scan(b []byte) {
+	providers.ScanSSE(b, func(ev providers.Event) bool {
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			data = bytes.TrimSpace(ev.Raw)
+		}
+		if len(data) == 0 || data[0] != '{' || !record.ValidJSON(data) {
+			return true
+		}
+		a.chunk(wire.Parse(data), data)
+		return !a.failed
+	})
+}
+
+// frameStart returns where the first whole frame of b starts, after the
+// first blank line ("\n\n" or "\r\n\r\n"), or -1.
+func frameStart(b []byte) int {
+	lf := bytes.Index(b, []byte("\n\n"))
+	crlf := bytes.Index(b, []byte("\r\n\r\n"))
+	switch {
+	case crlf >= 0 && (lf < 0 || crlf < lf):
+		return crlf + 4
+	case lf >= 0:
+		return lf + 2
+	}
+	return -1
+}
+
+// chunk reads one GenerateContentResponse, or an object holding an error,
+// raw being its bytes, in one pass over its top level.
+func (a *assembler) chunk(root gjson.Result, raw []byte) {
+	var candidates, usage, feedback, errObj gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "candidates":
+			candidates = v
+		case "usageMetadata":
+			usage = v
+		case "promptFeedback":
+			feedback = v
+		case "modelVersion":
+			if v.Type == gjson.String {
+				a.res.Model = v.String()
+			}
+		case "responseId":
+			if v.Type == gjson.String {
+				a.res.Outcome.ResponseID = v.String()
+			}
+		case "error":
+			errObj = v
+		}
+		return true
+	})
+	if errObj.IsObject() {
+		a.fail(errObj, raw)
+		return
+	}
+	if usage.IsObject() {
+		// Cumulative in a stream: the last one counts.
+		a.usage, a.hasUsage = readUsage(usage), true
+	}
+	if feedback.IsObject() {
+		feedback.ForEach(func(k, v gjson.Result) bool {
+			switch k.String() {
+			case "blockReason":
+				a.block = v.String()
+			case "blockReasonMessage":
+				a.blockMsg = v.String()
+			}
+			return true
+		})
+	}
+	candidates.ForEach(func(_, c gjson.Result) bool {
+		return !a.candidate(c)
+	})
+}
+
+// candidate reads a candidate if it is the first (index 0, which proto3
+// JSON leaves out), and reports whether it was.
+func (a *assembler) candidate(c gjson.Result) bool {
+	var content, reason gjson.Result
+	first := true
+	c.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "content":
+			content = v
+		case "finishReason":
+			reason = v
+		case "index":
+			first = v.Int() == 0
+		}
+		return true
+	})
+	if !first {
+		return false
+	}
+	if reason.Type == gjson.String && reason.Str != "" {
+		a.reason, a.finished = reason.String(), true
+	}
+	content.Get("parts").ForEach(func(_, part gjson.Result) bool {
+		a.part(part)
+		return true
+	})
+	return true
+}
+
+// part reads one part of the first candidate: text that is not a thought
+// goes to the output, a function call to the tool calls.
+func (a *assembler) part(part gjson.Result) {
+	var text, call gjson.Result
+	thought := false
+	part.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "text":
+			text = v
+		case "thought":
+			thought = v.Bool()
+		case "functionCall":
+			call = v
+		}
+		return true
+	})
+	if call.IsObject() {
+		var tc providers.ToolCall
+		call.ForEach(func(k, v gjson.Result) bool {
+			switch k.String() {
+			case "name":
+				tc.Name = v.String()
+			case "args":
+				tc.Arguments = v.Raw
+			case "id":
+				tc.ID = v.String()
+			}
+			return true
+		})
+		a.res.ToolCalls = append(a.res.ToolCalls, tc)
+	}
+	if text.Type == gjson.String && !thought {
+		a.text = append(a.text, text.String()...)
+	}
+}
+
+// fail ends the outcome with an error object the response carried: the
+// bare JSON error Gemini sends in the middle of a 200 stream. Its code
+// stands for the HTTP status the error would have had.
+func (a *assembler) fail(errObj gjson.Result, raw []byte) {
+	status := 500
+	if code := errObj.Get("code").Int(); code >= 400 && code < 600 {
+		status = int(code)
+	}
+	typ, msg := providers.ClassifyError(status, raw) // raw is {"error": ...}
+	id := a.res.Outcome.ResponseID
+	a.res.Outcome = record.Failure(typ)
+	a.res.Outcome.ResponseID = id
+	a.res.ErrorMessage = msg
+	a.failed, a.finished = true, true
+}
+
+// tail reads what the end of a body cut by the recorder still holds: the
+// usage, model, response id and finish reason come after the candidates'
+// content, so a long answer (an inline image) keeps them there. The last
+// occurrence of each key is the top level's, which ends the body.
+func (a *assembler) tail(b []byte) {
+	if v := lastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
+		a.usage, a.hasUsage = readUsage(wire.Parse(v)), true
+	}
+	if v := lastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
+		a.res.Model = wire.Parse(v).String()
+	}
+	if v := lastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
+		a.res.Outcome.ResponseID = wire.Parse(v).String()
+	}
+	if v := lastValue(b, `"finishReason"`); len(v) > 0 && v[0] == '"' {
+		if r := wire.Parse(v).String(); r != "" {
+			a.reason, a.finished = r, true
+		}
+	}
+}
+
+// result settles the outcome.
+func (a *assembler) result() providers.Result {
+	res := a.res
+	res.Finished = a.finished
+	if a.hasUsage {
+		u := a.usage
+		res.Usage = &u
+	}
+	if len(a.text) > 0 {
+		res.Output = string(a.text)
+	}
+	switch {
+	case a.failed:
+		// fail set the outcome.
+	case a.block != "":
+		res.Outcome = record.Failure(record.ErrorContentFilter)
+		res.ErrorMessage = "prompt blocked: " + a.block
+		if a.blockMsg != "" {
+			res.ErrorMessage += " (" + a.blockMsg + ")"
+		}
+		res.Finished = true
+	case blocked(a.reason):
+		res.Outcome = record.Failure(record.ErrorContentFilter)
+		res.ErrorMessage = "blocked: " + a.reason
+	default:
+		res.Outcome = record.Success(a.class)
+	}
+	res.Outcome.ResponseID = a.res.Outcome.ResponseID
+	res.Outcome.FinishReason = a.reason
+	return res
+}
+
+// readUsage reads usageMetadata. The total includes thought tokens (and
+// the tokens of tool results); when a response leaves it out, it is the
+// sum of the parts.
+func readUsage(u gjson.Result) record.Usage {
+	var out record.Usage
+	var toolUse int
+	hasTotal := false
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "promptTokenCount":
+			out.InputTokens = int(v.Int())
+		case "candidatesTokenCount":
+			out.OutputTokens = int(v.Int())
+		case "thoughtsTokenCount":
+			out.ReasoningTokens = int(v.Int())
+		case "cachedContentTokenCount":
+			out.CachedTokens = int(v.Int())
+		case "toolUsePromptTokenCount":
+			toolUse = int(v.Int())
+		case "totalTokenCount":
+			out.TotalTokens, hasTotal = int(v.Int()), true
+		}
+		return true
+	})
+	if !hasTotal {
+		out.TotalTokens = out.InputTokens + out.OutputTokens + out.ReasoningTokens + toolUse
+	}
+	return out
+}
+
+// lastValue returns the JSON value that follows the last occurrence of a
+// quoted key in b, a fragment of a JSON document, or nil when there is
+// none or it is not whole.
+func lastValue(b []byte, key string) []byte {
+	i := bytes.LastIndex(b, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	rest := bytes.TrimLeft(b[i+len(key):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	end := valueEnd(rest)
+	if end <= 0 || !record.ValidJSON(rest[:end]) {
+		return nil
+	}
+	return rest[:end]
+}
+
+// valueEnd returns the length of the JSON value b starts with (an object,
+// an array or a string; anything else runs to the next delimiter), or -1
+// when b ends first.
+func valueEnd(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	switch b[0] {
+	case '"':
+		return stringEnd(b, 0)
+	case '{', '[':
+		depth := 0
+		for i := 0; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end := stringEnd(b, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	i := bytes.IndexAny(b, ",}] \t\r\n")
+	if i < 0 {
+		return -1
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string that opens at b[i], or
+// -1.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
