@@ -18,11 +18,14 @@ import (
 	"github.com/llmhistory/llmhistory/middleware"
 )
 
-// A 4 KiB chat request and response, and a 100-event stream.
+// A 4 KiB chat request and response, and a 100-event stream. The text is
+// prose, as in a real conversation (a long run of letters alone would look
+// like base64 data to the recorder).
 var (
-	requestBody  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("q", 4000) + `"}]}`)
+	prose        = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
+	requestBody  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + prose + `"}]}`)
 	responseBody = []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
-		strings.Repeat("a", 3900) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
+		prose[:3900] + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
 	streamBody = func() []byte {
 		var b bytes.Buffer
 		for i := range 100 {

@@ -62,8 +62,12 @@ func safeURL(u *url.URL) *url.URL {
 
 // A secret pattern: a prefix, then at least min characters of the
 // secret's alphabet. keep is how much of the prefix survives ("Bearer ").
+// anchor is the rare part of the prefix searched for first: searching for
+// a prefix that starts with a common letter ("key=", "sk-") would stop at
+// every k and s of a body; searching for "=" or "-" does not.
 type secretPattern struct {
 	prefix   string
+	anchor   int // offset in prefix of the byte or bytes searched for
 	keep     int
 	min      int
 	boundary bool // the prefix must not follow a letter or digit
@@ -84,13 +88,13 @@ func paramChar(c byte) bool {
 }
 
 var secretPatterns = []secretPattern{
-	{prefix: "sk-", min: 20, boundary: true, alphabet: keyChar},             // OpenAI, Anthropic
-	{prefix: "AIza", min: 30, boundary: true, alphabet: keyChar},            // Google API keys
-	{prefix: "ya29.", min: 20, boundary: true, alphabet: tokenChar},         // Google OAuth tokens
-	{prefix: "Bearer ", keep: 7, min: 8, alphabet: tokenChar},               // Authorization values
-	{prefix: "bearer ", keep: 7, min: 8, alphabet: tokenChar},               //
-	{prefix: "key=", keep: 4, min: 1, query: true, alphabet: paramChar},     // ?key= in URLs
-	{prefix: "api_key=", keep: 8, min: 1, query: true, alphabet: paramChar}, //
+	{prefix: "sk-", anchor: 2, min: 20, boundary: true, alphabet: keyChar},             // OpenAI, Anthropic
+	{prefix: "AIza", min: 30, boundary: true, alphabet: keyChar},                       // Google API keys
+	{prefix: "ya29.", anchor: 2, min: 20, boundary: true, alphabet: tokenChar},         // Google OAuth tokens
+	{prefix: "Bearer ", keep: 7, min: 8, alphabet: tokenChar},                          // Authorization values
+	{prefix: "bearer ", keep: 7, min: 8, alphabet: tokenChar},                          //
+	{prefix: "key=", anchor: 3, keep: 4, min: 1, query: true, alphabet: paramChar},     // ?key= in URLs
+	{prefix: "api_key=", anchor: 7, keep: 8, min: 1, query: true, alphabet: paramChar}, //
 }
 
 // Redact replaces secrets in s with [Redacted]: OpenAI and Anthropic keys
@@ -119,36 +123,36 @@ func mayHoldSecret(s string) bool {
 // returns b itself; otherwise a new slice, so the caller's bytes (a body
 // about to be sent) are never changed.
 func redactBytes(b []byte) []byte {
-	var out []byte // nil until the first secret
-	src := b
+	out := b
 	for _, p := range secretPatterns {
-		if bytes.Contains(src, []byte(p.prefix)) {
-			if r, changed := redactPattern(src, p); changed {
-				out, src = r, r
-			}
+		if r, changed := redactPattern(out, p); changed {
+			out = r // a new slice: b itself is never written
 		}
-	}
-	if out == nil {
-		return b
 	}
 	return out
 }
 
+// redactPattern replaces the secrets of one pattern. It finds candidates
+// by the pattern's anchor and checks the rest of the prefix around it.
 func redactPattern(b []byte, p secretPattern) ([]byte, bool) {
 	var out []byte
 	last := 0
-	prefix := []byte(p.prefix)
-	for i := 0; i < len(b); {
-		j := bytes.Index(b[i:], prefix)
+	anchor := []byte(p.prefix[p.anchor:])
+	for i := p.anchor; i < len(b); {
+		j := bytes.Index(b[i:], anchor)
 		if j < 0 {
 			break
 		}
-		start := i + j
-		end := start + len(prefix)
+		start := i + j - p.anchor
+		i += j + len(anchor)
+		if start < last || string(b[start:start+p.anchor]) != p.prefix[:p.anchor] {
+			continue
+		}
+		end := start + len(p.prefix)
 		for end < len(b) && p.alphabet(b[end]) {
 			end++
 		}
-		ok := end-start-len(prefix) >= p.min
+		ok := end-start-len(p.prefix) >= p.min
 		if ok && p.boundary && start > 0 && (keyChar(b[start-1]) && b[start-1] != '-' && b[start-1] != '_') {
 			ok = false // "task-..." is not a key
 		}
@@ -156,13 +160,12 @@ func redactPattern(b []byte, p secretPattern) ([]byte, bool) {
 			ok = false
 		}
 		if !ok {
-			i = start + len(prefix)
 			continue
 		}
 		out = append(out, b[last:start+p.keep]...)
 		out = append(out, Redacted...)
 		last = end
-		i = end
+		i = max(i, end)
 	}
 	if out == nil {
 		return b, false

@@ -98,14 +98,22 @@ func base64Body(b []byte, escaped bool) (prefix string, ok bool) {
 	}
 	for j := 0; j < len(b); j++ {
 		c := b[j]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
-			c == '+', c == '/', c == '=', c == '-', c == '_':
-		case c == '\\' && escaped && j+1 < len(b) && (b[j+1] == '/' || b[j+1] == 'n' || b[j+1] == 'r'):
-			j++
-		default:
-			return "", false
+		if base64Char[c] {
+			continue
 		}
+		if c == '\\' && escaped && j+1 < len(b) && (b[j+1] == '/' || b[j+1] == 'n' || b[j+1] == 'r') {
+			j++
+			continue
+		}
+		return "", false
 	}
 	return prefix, true
 }
+
+// base64Char marks the bytes of standard and URL-safe base64.
+var base64Char = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_" {
+		t[c] = true
+	}
+	return t
+}()
