@@ -16,4 +16,3 @@ func BenchmarkRedactClean(b *testing.B) {
 		redactBytes(proseBody)
 	}
 }
-
