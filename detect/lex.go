@@ -1,0 +1,538 @@
+package detect
+
+// The lexer turns source text into the few kinds of token the analysis
+// needs. Comments are skipped and strings become one token each, so that a
+// mention of the history in prose or in a log line is never code. It works
+// on the input string without copying: token texts are slices of it.
+
+type tokKind uint8
+
+const (
+	tEOF     tokKind = iota
+	tIdent           // identifier or keyword (Ruby's may end in ? or !)
+	tString          // a string literal; val is its content when it has no escapes or interpolation
+	tSymbol          // Ruby :name; val is the name
+	tNumber          // a number
+	tPunct           // an operator or bracket; text holds it
+	tNewline         // the end of a line outside brackets, for statement ends
+)
+
+type token struct {
+	kind tokKind
+	text string // as written
+	val  string // string or symbol content
+	line int
+}
+
+// interp is a string suspended while the code of one of its
+// interpolations ("#{...}", "${...}", f"{...}") is lexed.
+type interp struct {
+	quote  byte   // the string's quote
+	triple bool   // Python triple quotes
+	depth  int    // brace depth at which the interpolation closes
+	opener string // "#{", "${" or "{"
+}
+
+type lexer struct {
+	src     string
+	pos     int
+	line    int
+	lang    Language
+	braces  int // open { of code, for interpolation ends
+	stack   [8]interp
+	n       int
+	heredoc string // Ruby: a heredoc terminator pending for the next line
+	prev    tokKind
+	prevTxt string
+	// wasted counts bytes read ahead and then given back (a '/' that was
+	// not a regex after all); with pos, it bounds the lexer's work, which
+	// the tests check is linear.
+	wasted int
+	// noRegex is a line on which a regex scan failed: no more are tried
+	// there, or a line of '/[' would be read once per '/'.
+	noRegex int
+}
+
+func newLexer(src string, lang Language) lexer {
+	return lexer{src: src, line: 1, lang: lang, prev: tNewline}
+}
+
+var identStart, identChar [256]bool
+
+func init() {
+	for c := 0; c < 256; c++ {
+		identStart[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$' || c >= 0x80
+		identChar[c] = identStart[c] || c >= '0' && c <= '9'
+	}
+}
+
+func isIdentStart(c byte) bool { return identStart[c] }
+
+func isIdentChar(c byte) bool { return identChar[c] }
+
+// next returns the next token.
+func (l *lexer) next() token {
+	t := l.scan()
+	if t.kind != tNewline || l.prev != tNewline {
+		l.prev, l.prevTxt = t.kind, t.text
+	}
+	return t
+}
+
+func (l *lexer) scan() token {
+	if l.pos == 0 && l.lang == Ruby && len(l.src) >= 6 && l.src[:6] == "=begin" {
+		l.skipRubyBlockComment()
+	}
+	for {
+		if l.pos >= len(l.src) {
+			return token{kind: tEOF, line: l.line}
+		}
+		c := l.src[l.pos]
+		switch {
+		case c == '\n':
+			l.pos++
+			l.line++
+			if l.heredoc != "" {
+				l.skipHeredoc()
+			}
+			if l.lang == Ruby && l.pos+6 <= len(l.src) && l.src[l.pos:l.pos+6] == "=begin" {
+				l.skipRubyBlockComment()
+			}
+			if l.prev == tNewline {
+				continue
+			}
+			return token{kind: tNewline, text: "\n", line: l.line - 1}
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			l.pos++
+		case c == '\\' && l.pos+1 < len(l.src) && (l.src[l.pos+1] == '\n' || l.src[l.pos+1] == '\r'):
+			l.pos++ // a line continuation
+		case c == '#' && (l.lang == Ruby || l.lang == Python):
+			l.skipLine()
+		case c == '/' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '/' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
+			l.skipLine()
+		case c == '/' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '*' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
+			l.skipBlockComment()
+		default:
+			return l.token(c)
+		}
+	}
+}
+
+func (l *lexer) skipLine() {
+	for l.pos < len(l.src) && l.src[l.pos] != '\n' {
+		l.pos++
+	}
+}
+
+func (l *lexer) skipBlockComment() {
+	l.pos += 2
+	for l.pos < len(l.src) {
+		if l.src[l.pos] == '\n' {
+			l.line++
+		} else if l.src[l.pos] == '*' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '/' {
+			l.pos += 2
+			return
+		}
+		l.pos++
+	}
+}
+
+// skipRubyBlockComment skips from "=begin" at a line start to "=end".
+func (l *lexer) skipRubyBlockComment() {
+	for l.pos < len(l.src) {
+		start := l.pos
+		l.skipLine()
+		line := l.src[start:l.pos]
+		if l.pos < len(l.src) {
+			l.pos++
+			l.line++
+		}
+		if len(line) >= 4 && line[:4] == "=end" {
+			return
+		}
+	}
+}
+
+// skipHeredoc skips the body of a Ruby heredoc up to its terminator line.
+func (l *lexer) skipHeredoc() {
+	term := l.heredoc
+	l.heredoc = ""
+	for l.pos < len(l.src) {
+		start := l.pos
+		l.skipLine()
+		line := trimSpace(l.src[start:l.pos])
+		if l.pos < len(l.src) {
+			l.pos++
+			l.line++
+		}
+		if line == term {
+			return
+		}
+	}
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// operandBefore reports whether the previous token ends an operand, after
+// which '/' divides and '%' is a remainder rather than starting a literal.
+func (l *lexer) operandBefore() bool {
+	switch l.prev {
+	case tIdent:
+		switch l.prevTxt {
+		case "return", "if", "unless", "when", "and", "or", "not", "typeof", "case", "in", "of", "yield":
+			return false
+		}
+		return true
+	case tNumber, tString, tSymbol:
+		return true
+	case tPunct:
+		return l.prevTxt == ")" || l.prevTxt == "]" || l.prevTxt == "}"
+	}
+	return false
+}
+
+func (l *lexer) token(c byte) token {
+	src := l.src
+	start := l.pos
+	switch {
+	case isIdentStart(c) || c == '@' && l.lang == Ruby && l.pos+1 < len(src) && (isIdentStart(src[l.pos+1]) || src[l.pos+1] == '@'):
+		l.pos++ // @ivar and @@cvar are one identifier
+		for l.pos < len(src) && src[l.pos] == '@' {
+			l.pos++
+		}
+		for l.pos < len(src) && isIdentChar(src[l.pos]) {
+			l.pos++
+		}
+		if l.lang == Ruby && l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') &&
+			(l.pos+1 >= len(src) || src[l.pos+1] != '=' && src[l.pos+1] != ':') {
+			l.pos++ // any?, empty?, map!
+		}
+		word := src[start:l.pos]
+		if l.pos < len(src) && (src[l.pos] == '"' || src[l.pos] == '\'') && l.lang == Python && isStringPrefix(word) {
+			return l.str(src[l.pos], start, hasF(word))
+		}
+		return token{kind: tIdent, text: word, line: l.line}
+	case c >= '0' && c <= '9':
+		l.pos++
+		for l.pos < len(src) && (isIdentChar(src[l.pos]) || src[l.pos] == '.' && l.pos+1 < len(src) && src[l.pos+1] >= '0' && src[l.pos+1] <= '9') {
+			l.pos++
+		}
+		return token{kind: tNumber, text: src[start:l.pos], line: l.line}
+	case c == '"' || c == '\'':
+		if c == '\'' && l.lang == Go {
+			return l.quoted(c, start) // a rune
+		}
+		interpolates := c == '"' && l.lang == Ruby
+		return l.str(c, start, interpolates)
+	case c == '`':
+		switch l.lang {
+		case Go:
+			return l.raw(start)
+		case JavaScript, Ruby, Unknown:
+			return l.str('`', start, true)
+		}
+	case c == ':' && l.lang == Ruby && l.pos+1 < len(src) && (isIdentStart(src[l.pos+1]) || src[l.pos+1] == '"') &&
+		(l.pos == 0 || src[l.pos-1] != ':' && !isIdentChar(src[l.pos-1]) || l.prev == tPunct || l.prev == tNewline):
+		// A symbol, :name or :"name".
+		l.pos++
+		if src[l.pos] == '"' {
+			t := l.str('"', l.pos, false)
+			t.kind, t.text = tSymbol, src[start:l.pos]
+			return t
+		}
+		s := l.pos
+		for l.pos < len(src) && isIdentChar(src[l.pos]) {
+			l.pos++
+		}
+		if l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') {
+			l.pos++
+		}
+		return token{kind: tSymbol, text: src[start:l.pos], val: src[s:l.pos], line: l.line}
+	case c == '%' && l.lang == Ruby && !l.operandBefore():
+		if t, ok := l.percentLiteral(start); ok {
+			return t
+		}
+	case c == '/' && (l.lang == JavaScript || l.lang == Ruby) && l.noRegex != l.line && !l.operandBefore():
+		if t, ok := l.regex(start); ok {
+			return t
+		}
+	case c == '<' && l.lang == Ruby && l.pos+2 < len(src) && src[l.pos+1] == '<' && (src[l.pos+2] == '~' || src[l.pos+2] == '-' || src[l.pos+2] >= 'A' && src[l.pos+2] <= 'Z'):
+		// A heredoc: <<~EOS, <<-EOS, <<EOS; its body starts on the next line.
+		p := l.pos + 2
+		if src[p] == '~' || src[p] == '-' {
+			p++
+		}
+		q := p
+		if q < len(src) && (src[q] == '\'' || src[q] == '"') {
+			q++
+		}
+		s := q
+		for q < len(src) && (src[q] >= 'A' && src[q] <= 'Z' || src[q] == '_' || src[q] >= '0' && src[q] <= '9') {
+			q++
+		}
+		if q > s {
+			l.heredoc = src[s:q]
+			if q < len(src) && (src[q] == '\'' || src[q] == '"') {
+				q++
+			}
+			l.pos = q
+			return token{kind: tString, text: src[start:q], line: l.line}
+		}
+	case c == '{':
+		l.braces++
+	case c == '}':
+		if l.n > 0 && l.stack[l.n-1].depth == l.braces {
+			// The end of an interpolation: back into its string.
+			l.n--
+			in := l.stack[l.n]
+			l.pos++
+			return l.resume(in, start)
+		}
+		l.braces--
+	}
+	return l.punct(start)
+}
+
+// punct reads an operator: the multi-byte ones the analysis cares about,
+// else one byte.
+func (l *lexer) punct(start int) token {
+	src := l.src
+	n := 1
+	if start+1 < len(src) {
+		c, d := src[start], src[start+1]
+		switch {
+		case c == '&' && d == '.', c == '?' && d == '.', c == ':' && d == ':', c == ':' && d == '=',
+			c == '=' && (d == '=' || d == '>'), c == '-' && d == '>', c == '!' && d == '=',
+			c == '<' && (d == '=' || d == '<'), c == '>' && d == '=':
+			n = 2
+		case c == '.' && d == '.' && start+2 < len(src) && src[start+2] == '.':
+			n = 3
+		}
+	}
+	l.pos = start + n
+	return token{kind: tPunct, text: src[start:l.pos], line: l.line}
+}
+
+func isStringPrefix(w string) bool {
+	if len(w) > 3 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		switch w[i] | 0x20 {
+		case 'r', 'b', 'f', 'u':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func hasF(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i]|0x20 == 'f' {
+			return true
+		}
+	}
+	return false
+}
+
+// str reads a string starting at the quote at l.pos; start is where its
+// token begins (a Python prefix included). With interpolates, "#{", "${"
+// or "{" (by language) suspends the string and returns to code.
+func (l *lexer) str(q byte, start int, interpolates bool) token {
+	triple := l.lang == Python && l.pos+2 < len(l.src) && l.src[l.pos+1] == q && l.src[l.pos+2] == q
+	if triple {
+		l.pos += 3
+	} else {
+		l.pos++
+	}
+	return l.strBody(interp{quote: q, triple: triple}, start, interpolates, l.pos)
+}
+
+// resume continues a string after one of its interpolations.
+func (l *lexer) resume(in interp, start int) token {
+	return l.strBody(in, start, true, l.pos)
+}
+
+func (l *lexer) strBody(in interp, start int, interpolates bool, body int) token {
+	src := l.src
+	clean := true // no escapes or interpolation: the content is the value
+	for l.pos < len(src) {
+		c := src[l.pos]
+		switch {
+		case c == '\\':
+			clean = false
+			l.pos = min(l.pos+2, len(src))
+			continue
+		case c == '\n':
+			if !in.triple && in.quote != '`' && l.lang != Ruby {
+				// An unterminated string ends at the line's end.
+				t := token{kind: tString, text: src[start:l.pos], line: l.line}
+				return t
+			}
+			l.line++
+		case c == in.quote:
+			if in.triple {
+				if l.pos+2 < len(src) && src[l.pos+1] == c && src[l.pos+2] == c {
+					val := ""
+					if clean {
+						val = src[body:l.pos]
+					}
+					l.pos += 3
+					return token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+				}
+				break
+			}
+			val := ""
+			if clean {
+				val = src[body:l.pos]
+			}
+			l.pos++
+			return token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+		case interpolates && l.n < len(l.stack):
+			opener := ""
+			switch {
+			case l.lang == Ruby && c == '#' && l.pos+1 < len(src) && src[l.pos+1] == '{':
+				opener = "#{"
+			case (l.lang == JavaScript || l.lang == Unknown) && in.quote == '`' && c == '$' && l.pos+1 < len(src) && src[l.pos+1] == '{':
+				opener = "${"
+			case l.lang == Python && c == '{':
+				if l.pos+1 < len(src) && src[l.pos+1] == '{' {
+					l.pos += 2 // {{ is a literal brace
+					continue
+				}
+				opener = "{"
+			}
+			if opener != "" {
+				l.pos += len(opener)
+				l.braces++
+				in.depth, in.opener = l.braces, opener
+				l.stack[l.n] = in
+				l.n++
+				return token{kind: tString, text: src[start:l.pos], line: l.line}
+			}
+		}
+		l.pos++
+	}
+	return token{kind: tString, text: src[start:l.pos], line: l.line} // unterminated
+}
+
+// quoted reads a Go rune literal.
+func (l *lexer) quoted(q byte, start int) token {
+	l.pos++
+	for l.pos < len(l.src) && l.src[l.pos] != q && l.src[l.pos] != '\n' {
+		if l.src[l.pos] == '\\' {
+			l.pos++
+		}
+		l.pos = min(l.pos+1, len(l.src))
+	}
+	if l.pos < len(l.src) && l.src[l.pos] == q {
+		l.pos++
+	}
+	return token{kind: tString, text: l.src[start:l.pos], line: l.line}
+}
+
+// raw reads a Go raw string.
+func (l *lexer) raw(start int) token {
+	l.pos++
+	body := l.pos
+	for l.pos < len(l.src) && l.src[l.pos] != '`' {
+		if l.src[l.pos] == '\n' {
+			l.line++
+		}
+		l.pos++
+	}
+	val := l.src[body:l.pos]
+	if l.pos < len(l.src) {
+		l.pos++
+	}
+	return token{kind: tString, text: l.src[start:l.pos], val: val, line: l.line}
+}
+
+// percentLiteral reads Ruby's %w[...], %i(...), %q{...} and the like.
+func (l *lexer) percentLiteral(start int) (token, bool) {
+	src := l.src
+	p := l.pos + 1
+	if p < len(src) && (src[p] == 'w' || src[p] == 'W' || src[p] == 'i' || src[p] == 'I' || src[p] == 'q' || src[p] == 'Q' || src[p] == 'r') {
+		p++
+	}
+	if p >= len(src) {
+		return token{}, false
+	}
+	open := src[p]
+	var close byte
+	switch open {
+	case '(':
+		close = ')'
+	case '[':
+		close = ']'
+	case '{':
+		close = '}'
+	case '<':
+		close = '>'
+	case '|', '!', '/':
+		close = open
+	default:
+		return token{}, false
+	}
+	depth := 0
+	for p++; p < len(src); p++ {
+		switch c := src[p]; {
+		case c == '\\':
+			p++
+		case c == '\n':
+			l.line++
+		case c == open && open != close:
+			depth++
+		case c == close:
+			if depth == 0 {
+				l.pos = p + 1
+				return token{kind: tString, text: src[start:l.pos], line: l.line}, true
+			}
+			depth--
+		}
+	}
+	l.pos = len(src)
+	return token{kind: tString, text: src[start:], line: l.line}, true
+}
+
+// regex reads a regular expression literal on one line; a lone '/' with no
+// closing one on its line is an operator after all.
+func (l *lexer) regex(start int) (token, bool) {
+	src := l.src
+	class := false
+	for p := l.pos + 1; p < len(src); p++ {
+		switch src[p] {
+		case '\\':
+			p++
+		case '\n':
+			l.wasted += p - l.pos
+			l.noRegex = l.line
+			return token{}, false
+		case '[':
+			class = true
+		case ']':
+			class = false
+		case '/':
+			if !class {
+				p++
+				for p < len(src) && isIdentChar(src[p]) {
+					p++ // flags
+				}
+				l.pos = p
+				return token{kind: tString, text: src[start:p], line: l.line}, true
+			}
+		}
+	}
+	l.wasted += len(src) - l.pos
+	l.noRegex = l.line
+	return token{}, false
+}
