@@ -142,10 +142,12 @@ func (a *analyzer) top() *frame {
 	return &a.stack[a.depth-1]
 }
 
-func (a *analyzer) prev() token   { return a.last[0] }
-func (a *analyzer) prev2() token  { return a.last[1] }
-func (a *analyzer) prev3() token  { return a.last[2] }
-func isDot(t token) bool          { return t.kind == tPunct && (t.text == "." || t.text == "&." || t.text == "?." || t.text == "::") }
+func (a *analyzer) prev() token  { return a.last[0] }
+func (a *analyzer) prev2() token { return a.last[1] }
+func (a *analyzer) prev3() token { return a.last[2] }
+func isDot(t token) bool {
+	return t.kind == tPunct && (t.text == "." || t.text == "&." || t.text == "?." || t.text == "::")
+}
 func isPunct(t token, s string) bool { return t.kind == tPunct && t.text == s }
 
 func (a *analyzer) token(t token) {

@@ -53,7 +53,7 @@ function recentFailures(context, limit = 5) {
 }
 
 const bySpeaker = Object.groupBy(context.conversation_history, (r) => r.speaker);
-console.log(` + "`speakers: ${Object.keys(bySpeaker).join(\", \")}`" + `);
+console.log(`+"`speakers: ${Object.keys(bySpeaker).join(\", \")}`"+`);
 `, 6),
 	detect.Go: strings.Repeat(`// recentFailures summarizes recent failures from the structured history.
 func recentFailures(ctx map[string]any, limit int) []string {

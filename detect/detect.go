@@ -134,10 +134,10 @@ type Finding struct {
 
 // Result is what a scan found.
 type Result struct {
-	Access    bool      // the code reads or writes the history
-	Tags      TagSet    // how it queries it
+	Access    bool       // the code reads or writes the history
+	Tags      TagSet     // how it queries it
 	Languages []Language // the languages of the code that accessed it, in order found
-	Findings  []Finding // each query, at most maxFindings
+	Findings  []Finding  // each query, at most maxFindings
 }
 
 // maxFindings bounds a result's findings; tags are still all counted.

@@ -52,7 +52,7 @@ var pythonFuncs = map[string]Tag{
 }
 
 var goFuncs = map[string]Tag{
-	"len": Count,
+	"len":             Count,
 	"slices.SortFunc": Sort, "slices.SortStableFunc": Sort, "slices.Sort": Sort, "sort.Slice": Sort, "sort.SliceStable": Sort,
 	"slices.IndexFunc": Search, "slices.ContainsFunc": Search, "slices.Index": Search, "slices.Contains": Search,
 	"slices.Reverse": Sort, "slices.MaxFunc": Sort, "slices.MinFunc": Sort,
