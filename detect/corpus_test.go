@@ -32,9 +32,9 @@ type entry struct {
 
 const separator = "=====8<===== "
 
-func loadCorpus(t testing.TB) []entry {
+func loadCorpus(t testing.TB, name string) []entry {
 	t.Helper()
-	f, err := os.Open("testdata/corpus.txt")
+	f, err := os.Open("testdata/" + name)
 	require.NoError(t, err)
 	defer f.Close()
 	var (
@@ -191,9 +191,17 @@ func evaluate(corpus []entry, scan func(entry) detect.Result, onMiss func(entry,
 // TestCorpus measures the detector on the labelled corpus: precision and
 // recall for access, for each tag and over all tags must be at least 0.95.
 // It prints the plan's naive regex on the same corpus beside it.
-func TestCorpus(t *testing.T) {
-	corpus := loadCorpus(t)
-	require.GreaterOrEqual(t, len(corpus), 150, "the corpus must hold at least 150 snippets")
+func TestCorpus(t *testing.T) { measure(t, "corpus.txt", 150) }
+
+// TestHoldout measures the detector on a second corpus, written by the
+// same rules by someone who saw neither the detector nor the first corpus,
+// and added after the detector was tuned on the first: how well the rules
+// generalize.
+func TestHoldout(t *testing.T) { measure(t, "holdout.txt", 100) }
+
+func measure(t *testing.T, file string, min int) {
+	corpus := loadCorpus(t, file)
+	require.GreaterOrEqual(t, len(corpus), min, "%s must hold at least %d snippets", file, min)
 	langs := map[string]int{}
 	for _, e := range corpus {
 		k := e.kind
@@ -202,7 +210,7 @@ func TestCorpus(t *testing.T) {
 		}
 		langs[k]++
 	}
-	t.Logf("corpus: %d entries %v", len(corpus), langs)
+	t.Logf("%s: %d entries %v", file, len(corpus), langs)
 
 	ours := evaluate(corpus, scanEntry, func(e entry, r detect.Result) {
 		t.Logf("miss %s (%s): want access=%v tags=%v, got access=%v tags=%v", e.id, e.note, e.access, e.tags, r.Access, r.Tags)

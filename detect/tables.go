@@ -93,6 +93,8 @@ func preserves(lang Language, qual, name string) bool {
 		}
 	case JavaScript:
 		return name == "from" && qual == "Array"
+	case Ruby:
+		return name == "Array" && qual == "" // Kernel#Array(h)
 	}
 	return false
 }
