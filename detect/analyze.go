@@ -148,7 +148,6 @@ func (a *analyzer) prev3() token { return a.last[2] }
 func isDot(t token) bool {
 	return t.kind == tPunct && (t.text == "." || t.text == "&." || t.text == "?." || t.text == "::")
 }
-func isPunct(t token, s string) bool { return t.kind == tPunct && t.text == s }
 
 func (a *analyzer) token(t token) {
 	if a.pending {

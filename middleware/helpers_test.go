@@ -89,6 +89,13 @@ func (e *env) sinkRecords(t *testing.T) []record.Record {
 	return rs
 }
 
+func (e *env) sinkText() string {
+	_ = e.rec.Flush()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.jsonl.String()
+}
+
 func one(t *testing.T, e *env) record.Record {
 	t.Helper()
 	rs := e.records()

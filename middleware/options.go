@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -31,6 +32,8 @@ type config struct {
 	redactors   []func(*record.Record)
 	now         func() time.Time
 	providers   []providers.Provider
+	detector    *detect.Detector
+	programSrc  bool
 }
 
 // WithSink adds a sink that receives every record. It may be given
@@ -101,6 +104,19 @@ func WithRedactor(fn func(*record.Record)) Option {
 	}
 }
 
+// WithHistoryNames adds names the conversation history goes by in your
+// runtime, besides conversation_history, for the scan of generated code
+// that fills history_access_detected and history_query_patterns.
+func WithHistoryNames(names ...string) Option {
+	return func(c *config) { c.detector = detect.New(names...) }
+}
+
+// WithProgramSource keeps, in program_source, the generated text (output
+// or tool-call arguments, at most 16 KiB) in which the recorder found the
+// history read, so that a report can show where and how. Off by default:
+// records do not store model output unless asked.
+func WithProgramSource() Option { return func(c *config) { c.programSrc = true } }
+
 // WithClock sets the clock used for timestamps and durations, for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -123,6 +139,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.detector == nil {
+		c.detector = detect.New()
 	}
 	if c.dedupWindow < 0 {
 		c.dedupWindow = 0

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -176,7 +177,42 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.CallID, rec.Timestamp = h.rec.CallID, h.rec.Timestamp
 	}
 	rec.DurationMS = float64(f.end.Sub(a.firstStart()).Microseconds()) / 1000
+	a.r.scanCode(&rec, res)
 	return rec
+}
+
+// maxProgramSource bounds the generated code a record keeps.
+const maxProgramSource = 16 << 10
+
+// scanCode fills the history telemetry from what the model generated: its
+// text and the arguments of its tool calls, streams assembled. With
+// WithProgramSource, the generated text that reads the history is kept in
+// the record, so a report can show where.
+func (r *Recorder) scanCode(rec *record.Record, res *providers.Result) {
+	var found detect.Result
+	var source string
+	if res.Output != "" {
+		if d := r.cfg.detector.ScanOutput(res.Output); d.Access {
+			found.Access, found.Tags, source = true, found.Tags|d.Tags, res.Output
+		}
+	}
+	for _, tc := range res.ToolCalls {
+		if d := r.cfg.detector.ScanToolArguments(tc.Arguments); d.Access {
+			found.Access, found.Tags = true, found.Tags|d.Tags
+			if source == "" {
+				source = tc.Arguments
+			}
+		}
+	}
+	rec.HistoryAccessDetected = found.Access
+	rec.HistoryQueryPatterns = found.Tags.Names()
+	if r.cfg.programSrc && source != "" {
+		if len(source) > maxProgramSource {
+			source = strings.ToValidUTF8(source[:maxProgramSource], "")
+			rec.Truncated = append(append([]string(nil), rec.Truncated...), "program_source")
+		}
+		rec.ProgramSource = source
+	}
 }
 
 const maxMessage = 1024
