@@ -59,9 +59,10 @@ type analyzer struct {
 	depth int // frames in use; deeper brackets are counted, not kept
 	over  int // brackets opened past maxDepth
 
-	idx       int // index of the current token
-	primStart int // index where the current primary expression began
-	last      [3]token
+	idx       int      // index of the current token
+	primStart int      // index where the current primary expression began
+	ring      [4]token // the current token and the three before it
+	ri        int      // ring[ri&3] is the current token
 
 	aliases [maxAliases]string
 	nalias  int
@@ -94,24 +95,71 @@ func (d *Detector) scan(code string, lang Language, lineOffset int) Result {
 
 // scanWith scans with the aliases an earlier block of the same output
 // made, and returns the aliases known at its end.
+//
+// Most of a snippet does not touch the history. A skimmer moves over the
+// code without making tokens until a name or an alias appears in code;
+// only then is the statement around it (from its start to its end, with
+// any chain, block or loop body it opens) tokenized and analyzed. Text
+// with no mention at all was turned away before this by the prefilter.
 func (d *Detector) scanWith(code string, lang Language, lineOffset int, aliases []string) (Result, []string) {
 	a := analyzer{d: d, lang: lang, off: lineOffset, memberAt: -1}
 	for _, n := range aliases {
 		a.addAlias(n)
 	}
-	lx := newLexer(code, lang)
-	for {
-		t := lx.next()
-		if t.kind == tEOF {
-			break
+	sk := newLexer(code, lang)
+	isTarget := func(s string) bool { return d.isName(s) || a.isAlias(s) }
+	for sk.skim(isTarget) {
+		target := sk.pos
+		lw := newLexer(code, lang)
+		lw.pos, lw.line = sk.stmt, sk.stmtLine
+		a.startStatement()
+		for {
+			t := &a.ring[a.ri&3]
+			lw.next(t)
+			if t.kind == tEOF {
+				break
+			}
+			a.token(t)
+			if lw.pos > target && t.kind == tNewline && a.idle() {
+				break
+			}
 		}
-		a.token(t)
+		a.finishStatement()
+		// Go on skimming after the window, at the start of a statement.
+		sk.pos, sk.line, sk.heredoc = lw.pos, lw.line, lw.heredoc
+		sk.depth, sk.stmt, sk.stmtLine = 0, lw.pos, lw.line
+		sk.prev, sk.n, sk.braces = tNewline, 0, 0
 	}
+	if a.res.Access {
+		a.res.addLanguage(lang)
+	}
+	return a.res, append([]string(nil), a.aliases[:a.nalias]...)
+}
+
+// startStatement clears what belongs to one statement before a window.
+func (a *analyzer) startStatement() {
+	a.depth, a.over = 0, 0
+	a.ch = chain{}
+	a.pending = false
+	a.assignName, a.annotName = "", ""
+	a.forPending, a.iterPending, a.compInPending, a.rangePending, a.loopHead = false, false, false, false, false
+	a.memberAt = -1
+	a.ring = [4]token{{kind: tNewline}, {kind: tNewline}, {kind: tNewline}, {kind: tNewline}}
+}
+
+// idle reports whether the analysis is between statements: nothing open,
+// no chain that a leading '.' on the next line could continue.
+func (a *analyzer) idle() bool {
+	return a.depth == 0 && a.over == 0 && !a.ch.active && !a.pending
+}
+
+// finishStatement ends a window, at a statement's end or at the end of
+// the code. Code cut off in the middle leaves brackets open: they are
+// closed, so that what was read of a comprehension or a chain counts.
+func (a *analyzer) finishStatement() {
 	if a.pending {
-		a.resolve(token{kind: tEOF})
+		a.resolve(&token{kind: tEOF})
 	}
-	// Code cut off in the middle: close what it left open, so that what
-	// was read of a comprehension or a chain still counts.
 	for a.over > 0 || a.depth > 0 {
 		if a.over > 0 {
 			a.over--
@@ -129,10 +177,6 @@ func (d *Detector) scanWith(code string, lang Language, lineOffset int, aliases 
 		a.closeFrame(closer)
 	}
 	a.endChain()
-	if a.res.Access {
-		a.res.addLanguage(lang)
-	}
-	return a.res, append([]string(nil), a.aliases[:a.nalias]...)
 }
 
 func (a *analyzer) top() *frame {
@@ -142,14 +186,14 @@ func (a *analyzer) top() *frame {
 	return &a.stack[a.depth-1]
 }
 
-func (a *analyzer) prev() token  { return a.last[0] }
-func (a *analyzer) prev2() token { return a.last[1] }
-func (a *analyzer) prev3() token { return a.last[2] }
-func isDot(t token) bool {
+func (a *analyzer) prev() *token  { return &a.ring[(a.ri-1)&3] }
+func (a *analyzer) prev2() *token { return &a.ring[(a.ri-2)&3] }
+func (a *analyzer) prev3() *token { return &a.ring[(a.ri-3)&3] }
+func isDot(t *token) bool {
 	return t.kind == tPunct && (t.text == "." || t.text == "&." || t.text == "?." || t.text == "::")
 }
 
-func (a *analyzer) token(t token) {
+func (a *analyzer) token(t *token) {
 	if a.pending {
 		a.resolve(t)
 	}
@@ -179,7 +223,7 @@ func (a *analyzer) token(t token) {
 	case tPunct:
 		a.punct(t)
 	}
-	a.last[2], a.last[1], a.last[0] = a.last[1], a.last[0], t
+	a.ri++
 }
 
 func (a *analyzer) newline() {
@@ -198,12 +242,12 @@ func (a *analyzer) newline() {
 	if a.depth == a.annotDepth {
 		a.annotName = ""
 	}
-	a.last[2], a.last[1], a.last[0] = a.last[1], a.last[0], token{kind: tNewline, text: "\n"}
+	a.ri++
 }
 
 // chainStep applies t to the active chain and reports whether the chain
 // goes on. Brackets that suspend the chain are handled by punct.
-func (a *analyzer) chainStep(t token) bool {
+func (a *analyzer) chainStep(t *token) bool {
 	c := &a.ch
 	if c.newline {
 		c.newline = false
@@ -317,7 +361,7 @@ func (a *analyzer) reference(start, line int) {
 	}
 }
 
-func (a *analyzer) ident(t token) {
+func (a *analyzer) ident(t *token) {
 	p := a.prev()
 	if isDot(p) {
 		// A field or method: context.conversation_history.
@@ -362,7 +406,7 @@ func (a *analyzer) ident(t token) {
 // resolve decides whether the name read before t refers to the history,
 // or only names a key or a parameter: {conversation_history: []},
 // f(conversation_history: h), f(conversation_history=h).
-func (a *analyzer) resolve(t token) {
+func (a *analyzer) resolve(t *token) {
 	a.pending = false
 	if t.kind == tPunct {
 		f := a.top()
@@ -390,7 +434,7 @@ func (a *analyzer) forKeyword() {
 	a.forPending, a.iterDepth = true, a.depth
 }
 
-func (a *analyzer) inKeyword(t token) {
+func (a *analyzer) inKeyword(t *token) {
 	if f := a.top(); f != nil && f.comp && !f.compHist && f.compVar == "" && a.lang == Python {
 		// The comprehension's for target is what came just before in.
 		if p := a.prev(); p.kind == tIdent {
@@ -409,7 +453,7 @@ func (a *analyzer) inKeyword(t token) {
 	}
 }
 
-func (a *analyzer) ifKeyword(t token) {
+func (a *analyzer) ifKeyword(t *token) {
 	if t.text != "if" {
 		return
 	}
@@ -433,7 +477,7 @@ func (a *analyzer) ifKeyword(t token) {
 // rubyBlock opens a frame for a Ruby keyword that end closes: def, class,
 // module, begin, case, do, and if/unless/while/until/for at the start of a
 // statement (not as modifiers).
-func (a *analyzer) rubyBlock(t token) {
+func (a *analyzer) rubyBlock(t *token) {
 	if a.lang != Ruby {
 		return
 	}
@@ -461,7 +505,7 @@ func (a *analyzer) rubyBlock(t token) {
 	a.push(frame{open: 'k'})
 }
 
-func (a *analyzer) literal(t token) {
+func (a *analyzer) literal(t *token) {
 	if !isDot(a.prev()) {
 		a.primStart = a.idx
 	}
@@ -479,7 +523,7 @@ var lookupCalls = map[string]bool{
 	"getattr": false, // the key is its second argument
 }
 
-func (a *analyzer) punct(t token) {
+func (a *analyzer) punct(t *token) {
 	switch t.text {
 	case "(", "[", "{":
 		a.open(t)
@@ -503,7 +547,7 @@ func (a *analyzer) punct(t token) {
 	}
 }
 
-func (a *analyzer) open(t token) {
+func (a *analyzer) open(t *token) {
 	p := a.prev()
 	f := frame{open: t.text[0], start: a.primStart}
 	operand := p.kind == tIdent || p.kind == tString || p.kind == tNumber || p.kind == tSymbol ||
@@ -576,7 +620,7 @@ func (a *analyzer) closeFrame(closer byte) {
 	if a.assignDepth > a.depth {
 		a.assignName = ""
 	}
-	line := a.last[0].line
+	line := a.prev().line
 	a.primStart = f.start
 	switch {
 	case f.key:

@@ -51,10 +51,15 @@ type lexer struct {
 	// noRegex is a line on which a regex scan failed: no more are tried
 	// there, or a line of '/[' would be read once per '/'.
 	noRegex int
+
+	// For skim: the bracket depth, and where the current statement began.
+	depth    int
+	stmt     int
+	stmtLine int
 }
 
 func newLexer(src string, lang Language) lexer {
-	return lexer{src: src, line: 1, lang: lang, prev: tNewline}
+	return lexer{src: src, line: 1, lang: lang, prev: tNewline, stmtLine: 1}
 }
 
 var identStart, identChar [256]bool
@@ -70,22 +75,23 @@ func isIdentStart(c byte) bool { return identStart[c] }
 
 func isIdentChar(c byte) bool { return identChar[c] }
 
-// next returns the next token.
-func (l *lexer) next() token {
-	t := l.scan()
+// next reads the next token into t, which the caller owns: tokens are
+// filled in place rather than returned, which measurably speeds lexing.
+func (l *lexer) next(t *token) {
+	l.scan(t)
 	if t.kind != tNewline || l.prev != tNewline {
 		l.prev, l.prevTxt = t.kind, t.text
 	}
-	return t
 }
 
-func (l *lexer) scan() token {
+func (l *lexer) scan(t *token) {
 	if l.pos == 0 && l.lang == Ruby && len(l.src) >= 6 && l.src[:6] == "=begin" {
 		l.skipRubyBlockComment()
 	}
 	for {
 		if l.pos >= len(l.src) {
-			return token{kind: tEOF, line: l.line}
+			*t = token{kind: tEOF, line: l.line}
+			return
 		}
 		c := l.src[l.pos]
 		switch {
@@ -101,7 +107,8 @@ func (l *lexer) scan() token {
 			if l.prev == tNewline {
 				continue
 			}
-			return token{kind: tNewline, text: "\n", line: l.line - 1}
+			*t = token{kind: tNewline, text: "\n", line: l.line - 1}
+			return
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			l.pos++
 		case c == '\\' && l.pos+1 < len(l.src) && (l.src[l.pos+1] == '\n' || l.src[l.pos+1] == '\r'):
@@ -113,7 +120,8 @@ func (l *lexer) scan() token {
 		case c == '/' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '*' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
 			l.skipBlockComment()
 		default:
-			return l.token(c)
+			l.token(t, c)
+			return
 		}
 	}
 }
@@ -199,7 +207,7 @@ func (l *lexer) operandBefore() bool {
 	return false
 }
 
-func (l *lexer) token(c byte) token {
+func (l *lexer) token(t *token, c byte) {
 	src := l.src
 	start := l.pos
 	switch {
@@ -217,36 +225,43 @@ func (l *lexer) token(c byte) token {
 		}
 		word := src[start:l.pos]
 		if l.pos < len(src) && (src[l.pos] == '"' || src[l.pos] == '\'') && l.lang == Python && isStringPrefix(word) {
-			return l.str(src[l.pos], start, hasF(word))
+			*t = l.str(src[l.pos], start, hasF(word))
+			return
 		}
-		return token{kind: tIdent, text: word, line: l.line}
+		*t = token{kind: tIdent, text: word, line: l.line}
+		return
 	case c >= '0' && c <= '9':
 		l.pos++
 		for l.pos < len(src) && (isIdentChar(src[l.pos]) || src[l.pos] == '.' && l.pos+1 < len(src) && src[l.pos+1] >= '0' && src[l.pos+1] <= '9') {
 			l.pos++
 		}
-		return token{kind: tNumber, text: src[start:l.pos], line: l.line}
+		*t = token{kind: tNumber, text: src[start:l.pos], line: l.line}
+		return
 	case c == '"' || c == '\'':
 		if c == '\'' && l.lang == Go {
-			return l.quoted(c, start) // a rune
+			*t = l.quoted(c, start) // a rune
+			return
 		}
 		interpolates := c == '"' && l.lang == Ruby
-		return l.str(c, start, interpolates)
+		*t = l.str(c, start, interpolates)
+		return
 	case c == '`':
 		switch l.lang {
 		case Go:
-			return l.raw(start)
+			*t = l.raw(start)
+			return
 		case JavaScript, Ruby, Unknown:
-			return l.str('`', start, true)
+			*t = l.str('`', start, true)
+			return
 		}
 	case c == ':' && l.lang == Ruby && l.pos+1 < len(src) && (isIdentStart(src[l.pos+1]) || src[l.pos+1] == '"') &&
 		(l.pos == 0 || src[l.pos-1] != ':' && !isIdentChar(src[l.pos-1]) || l.prev == tPunct || l.prev == tNewline):
 		// A symbol, :name or :"name".
 		l.pos++
 		if src[l.pos] == '"' {
-			t := l.str('"', l.pos, false)
+			*t = l.str('"', l.pos, false)
 			t.kind, t.text = tSymbol, src[start:l.pos]
-			return t
+			return
 		}
 		s := l.pos
 		for l.pos < len(src) && isIdentChar(src[l.pos]) {
@@ -255,14 +270,17 @@ func (l *lexer) token(c byte) token {
 		if l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') {
 			l.pos++
 		}
-		return token{kind: tSymbol, text: src[start:l.pos], val: src[s:l.pos], line: l.line}
+		*t = token{kind: tSymbol, text: src[start:l.pos], val: src[s:l.pos], line: l.line}
+		return
 	case c == '%' && l.lang == Ruby && !l.operandBefore():
-		if t, ok := l.percentLiteral(start); ok {
-			return t
+		if pt, ok := l.percentLiteral(start); ok {
+			*t = pt
+			return
 		}
 	case c == '/' && (l.lang == JavaScript || l.lang == Ruby) && l.noRegex != l.line && !l.operandBefore():
-		if t, ok := l.regex(start); ok {
-			return t
+		if rt, ok := l.regex(start); ok {
+			*t = rt
+			return
 		}
 	case c == '<' && l.lang == Ruby && l.pos+2 < len(src) && src[l.pos+1] == '<' && (src[l.pos+2] == '~' || src[l.pos+2] == '-' || src[l.pos+2] >= 'A' && src[l.pos+2] <= 'Z'):
 		// A heredoc: <<~EOS, <<-EOS, <<EOS; its body starts on the next line.
@@ -284,7 +302,8 @@ func (l *lexer) token(c byte) token {
 				q++
 			}
 			l.pos = q
-			return token{kind: tString, text: src[start:q], line: l.line}
+			*t = token{kind: tString, text: src[start:q], line: l.line}
+			return
 		}
 	case c == '{':
 		l.braces++
@@ -294,11 +313,12 @@ func (l *lexer) token(c byte) token {
 			l.n--
 			in := l.stack[l.n]
 			l.pos++
-			return l.resume(in, start)
+			*t = l.resume(in, start)
+			return
 		}
 		l.braces--
 	}
-	return l.punct(start)
+	*t = l.punct(start)
 }
 
 // punct reads an operator: the multi-byte ones the analysis cares about,
@@ -535,4 +555,133 @@ func (l *lexer) regex(start int) (token, bool) {
 	l.wasted += len(src) - l.pos
 	l.noRegex = l.line
 	return token{}, false
+}
+
+// skim moves over code quickly, producing no tokens, until an identifier,
+// string or symbol that isTarget accepts (a history name or an alias, or
+// a string or symbol equal to a name): it then returns true with pos at
+// its start. Along the way it keeps the bracket depth and where the
+// current statement began (stmt, stmtLine: the last line start, or the
+// last ';', at depth 0), where the analysis of a window starts. Comments
+// and strings are read exactly as next reads them, with the same helpers,
+// so that skimming and tokenizing never disagree on what is code.
+func (l *lexer) skim(isTarget func(string) bool) bool {
+	src := l.src
+	if l.pos == 0 && l.lang == Ruby && len(src) >= 6 && src[:6] == "=begin" {
+		l.skipRubyBlockComment()
+		l.stmt, l.stmtLine = l.pos, l.line
+	}
+	for l.pos < len(src) {
+		c := src[l.pos]
+		start := l.pos
+		switch {
+		case c == '\n':
+			l.pos++
+			l.line++
+			if l.heredoc != "" {
+				l.skipHeredoc()
+			}
+			if l.lang == Ruby && l.pos+6 <= len(src) && src[l.pos:l.pos+6] == "=begin" {
+				l.skipRubyBlockComment()
+			}
+			l.prev = tNewline
+			if l.depth == 0 {
+				l.stmt, l.stmtLine = l.pos, l.line
+			}
+		case c == ' ' || c == '\t' || c == '\r':
+			l.pos++
+		case identChar[c] && !(c >= '0' && c <= '9') || c == '@' && l.lang == Ruby:
+			if c == '@' && (l.pos+1 >= len(src) || !isIdentStart(src[l.pos+1]) && src[l.pos+1] != '@') {
+				l.pos++
+				l.prev, l.prevTxt = tPunct, "@"
+				continue
+			}
+			l.pos++
+			for l.pos < len(src) && (identChar[src[l.pos]] || src[l.pos] == '@' && l.lang == Ruby) {
+				l.pos++
+			}
+			if l.lang == Ruby && l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') &&
+				(l.pos+1 >= len(src) || src[l.pos+1] != '=' && src[l.pos+1] != ':') {
+				l.pos++
+			}
+			word := src[start:l.pos]
+			if l.pos < len(src) && (src[l.pos] == '"' || src[l.pos] == '\'') && l.lang == Python && isStringPrefix(word) {
+				l.pos = start
+				if l.skimToken(isTarget) {
+					return true
+				}
+				continue
+			}
+			if isTarget(word) {
+				l.pos = start
+				return true
+			}
+			l.prev, l.prevTxt = tIdent, word
+		case c >= '0' && c <= '9':
+			l.pos++
+			for l.pos < len(src) && identChar[src[l.pos]] {
+				l.pos++
+			}
+			l.prev = tNumber
+		case c == '(' || c == '[' || (c == '{' && l.n == 0):
+			l.depth++
+			if c == '{' {
+				l.braces++
+			}
+			l.pos++
+			l.prev, l.prevTxt = tPunct, src[start:l.pos]
+		case c == ')' || c == ']':
+			if l.depth > 0 {
+				l.depth--
+			}
+			l.pos++
+			l.prev, l.prevTxt = tPunct, src[start:l.pos]
+		case c == ';' && l.depth == 0:
+			l.pos++
+			l.stmt, l.stmtLine = l.pos, l.line
+			l.prev, l.prevTxt = tPunct, ";"
+		case c == ',' || c == '.' || c == '=' && (l.pos+1 >= len(src) || src[l.pos+1] != '>'):
+			l.pos++
+			l.prev, l.prevTxt = tPunct, src[start:l.pos]
+		case c == '#' && (l.lang == Ruby || l.lang == Python):
+			l.skipLine()
+		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '/' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
+			l.skipLine()
+		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '*' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
+			l.skipBlockComment()
+		case c == '\\' && l.pos+1 < len(src) && (src[l.pos+1] == '\n' || src[l.pos+1] == '\r'):
+			l.pos++
+		default:
+			if l.skimToken(isTarget) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// skimToken reads one token with the tokenizer (a string, a symbol, an
+// interpolation's end, an operator) for skim, keeping its depth.
+func (l *lexer) skimToken(isTarget func(string) bool) bool {
+	start, n := l.pos, l.n
+	var tk token
+	t := &tk
+	l.token(t, l.src[l.pos])
+	l.prev, l.prevTxt = t.kind, t.text
+	switch {
+	case l.n > n:
+		l.depth++ // into an interpolation: "#{", "${", f"{"
+	case l.n < n && l.depth > 0:
+		l.depth-- // out of one
+	case t.kind == tPunct && t.text == "{":
+		l.depth++
+	case t.kind == tPunct && t.text == "}" && l.depth > 0:
+		l.depth--
+	}
+	if (t.kind == tString || t.kind == tSymbol) && t.val != "" && isTarget(t.val) {
+		l.pos = start
+		l.n = n
+		return true
+	}
+	return false
 }

@@ -7,7 +7,8 @@ import (
 
 func lexAll(src string, lang Language) (tokens int, l lexer) {
 	l = newLexer(src, lang)
-	for l.next().kind != tEOF {
+	var t token
+	for l.next(&t); t.kind != tEOF; l.next(&t) {
 		tokens++
 	}
 	return tokens, l
@@ -40,7 +41,8 @@ func TestLexerSkipsCommentsAndStrings(t *testing.T) {
 	src := "a # c1\nb = \"s #{x} t\" # c2\n'q'"
 	var got []string
 	l := newLexer(src, Ruby)
-	for tk := l.next(); tk.kind != tEOF; tk = l.next() {
+	var tk token
+	for l.next(&tk); tk.kind != tEOF; l.next(&tk) {
 		if tk.kind != tNewline {
 			got = append(got, tk.text)
 		}

@@ -213,6 +213,9 @@ func codeLine(l string) bool {
 // It falls back on Ruby, the language of the runtime the history
 // structure comes from.
 func Guess(code string) Language {
+	if len(code) > 1024 {
+		code = code[:1024] // a language shows itself early; keeps guessing cheap
+	}
 	var score [5]int
 	add := func(l Language, n int, marks ...string) {
 		for _, m := range marks {
