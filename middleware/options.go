@@ -34,6 +34,7 @@ type config struct {
 	providers   []providers.Provider
 	detector    *detect.Detector
 	programSrc  bool
+	storeOutput bool
 }
 
 // WithSink adds a sink that receives every record. It may be given
@@ -116,6 +117,12 @@ func WithHistoryNames(names ...string) Option {
 // history read, so that a report can show where and how. Off by default:
 // records do not store model output unless asked.
 func WithProgramSource() Option { return func(c *config) { c.programSrc = true } }
+
+// WithOutput keeps the text the model generated in each record's output
+// field (at most 64 KiB, marked truncated when cut), so that the history
+// can be fed back into later prompts ([StateFromRecords]). Off by default:
+// the outcome summary is compact on purpose, and output may be sensitive.
+func WithOutput() Option { return func(c *config) { c.storeOutput = true } }
 
 // WithClock sets the clock used for timestamps and durations, for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

@@ -178,8 +178,18 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	}
 	rec.DurationMS = float64(f.end.Sub(a.firstStart()).Microseconds()) / 1000
 	a.r.scanCode(&rec, res)
+	if a.r.cfg.storeOutput && res.Output != "" {
+		rec.Output = res.Output
+		if len(rec.Output) > maxOutput {
+			rec.Output = strings.ToValidUTF8(rec.Output[:maxOutput], "")
+			rec.Truncated = append(append([]string(nil), rec.Truncated...), "output")
+		}
+	}
 	return rec
 }
+
+// maxOutput bounds the generated text a record keeps.
+const maxOutput = 64 << 10
 
 // maxProgramSource bounds the generated code a record keeps.
 const maxProgramSource = 16 << 10

@@ -50,6 +50,8 @@ func decodeRecord(b []byte, r *Record) error {
 			r.ErrorMessage, err = d.str("error_message")
 		case "program_source":
 			r.ProgramSource, err = d.str("program_source")
+		case "output":
+			r.Output, err = d.str("output")
 		case "artifact_hit":
 			r.ArtifactHit, err = d.bool("artifact_hit")
 		case "attempts":

@@ -10,8 +10,8 @@
 // always encoded: call_id, timestamp, speaker, method_name, args (a JSON
 // array, "[]" when empty), kwargs (a JSON object, "{}" when empty) and
 // outcome_summary. The optional fields (trace_id, parent_call_id, depth,
-// duration_ms, error_type, error_message, program_source, artifact_hit,
-// attempts, model, usage, truncated) are omitted when unset; depth is a
+// duration_ms, error_type, error_message, program_source, output,
+// artifact_hit, attempts, model, usage, truncated) are omitted when unset; depth is a
 // pointer so that 0, a top-level call, survives encoding. The four history
 // telemetry fields (history_record_appended, conversation_history_size,
 // history_access_detected, history_query_patterns) are on every record.

@@ -60,6 +60,7 @@ type Record struct {
 	ErrorType     string  `json:"error_type,omitempty"`  // one of the Error* constants
 	ErrorMessage  string  `json:"error_message,omitempty"`
 	ProgramSource string  `json:"program_source,omitempty"` // code the model generated, when stored
+	Output        string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
 	ArtifactHit   bool    `json:"artifact_hit,omitempty"`
 	Attempts      int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
 	Model         string  `json:"model,omitempty"`
@@ -249,6 +250,7 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	dst = appendOptString(dst, `,"error_type":`, r.ErrorType)
 	dst = appendOptString(dst, `,"error_message":`, r.ErrorMessage)
 	dst = appendOptString(dst, `,"program_source":`, r.ProgramSource)
+	dst = appendOptString(dst, `,"output":`, r.Output)
 	if r.ArtifactHit {
 		dst = append(dst, `,"artifact_hit":true`...)
 	}

@@ -39,6 +39,7 @@ func fullRecord() record.Record {
 		ErrorType:     "",
 		ErrorMessage:  "",
 		ProgramSource: "context[:conversation_history].last(3).map { |r| r[:outcome_summary] }",
+		Output:        "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```",
 		ArtifactHit:   true,
 		Attempts:      2,
 		Model:         "gpt-4o-mini-2024-07-18",
@@ -94,7 +95,7 @@ func TestRequiredFieldsAlwaysPresent(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(m["history_query_patterns"]))
 	assert.JSONEq(t, `1`, string(m["version"]))
 	for _, k := range []string{"trace_id", "parent_call_id", "depth", "duration_ms", "error_type", "error_message",
-		"program_source", "artifact_hit", "attempts", "model", "usage", "truncated"} {
+		"program_source", "output", "artifact_hit", "attempts", "model", "usage", "truncated"} {
 		assert.NotContains(t, m, k, "optional field %s must be omitted when unset", k)
 	}
 }

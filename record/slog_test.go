@@ -22,6 +22,7 @@ func loggedRecord() record.Record {
 	r.Args = json.RawMessage(`["` + canary + `"]`)
 	r.Kwargs = json.RawMessage(`{"prompt":"` + canary + `"}`)
 	r.ProgramSource = canary
+	r.Output = canary
 	return r
 }
 
@@ -61,7 +62,7 @@ func TestSlogSinkJSON(t *testing.T) {
 	assert.Equal(t, 3.0, ok["conversation_history_size"])
 	assert.Equal(t, true, ok["history_access_detected"])
 	assert.Equal(t, []any{"slice", "map"}, ok["history_query_patterns"])
-	for _, k := range []string{"args", "kwargs", "program_source"} {
+	for _, k := range []string{"args", "kwargs", "program_source", "output"} {
 		assert.NotContains(t, ok, k)
 	}
 

@@ -1,0 +1,55 @@
+package middleware_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/prompt"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func TestStateFromRecordedConversation(t *testing.T) {
+	srv := serve(t, 200, "application/json", `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}]}`)
+	e := newEnv(t, middleware.WithOutput())
+	ctx := middleware.WithTrace(context.Background(), "conv-9")
+	for _, q := range []string{"What is 2+2?", "And 3+3?", "Thanks"} {
+		body := `{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"` + q + `"}]}]}`
+		resp, err := post(t, e.client, ctx, srv.URL+"/v1/chat/completions", body)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	recs := e.rec.History().Trace("conv-9")
+	require.Len(t, recs, 3)
+	assert.Equal(t, "Four.", recs[0].Output, "stored with WithOutput")
+
+	state := middleware.StateFromRecords(recs, prompt.Retention{MaxMessages: 4})
+	a, err := prompt.Assemble(prompt.Spec{
+		ConversationState: &state,
+		Task:              []prompt.TaskAnnotation{{Instruction: "Answer."}},
+		Input:             prompt.InputPayload{UserQuery: "And 4+4?"},
+	}, prompt.Config{})
+	require.NoError(t, err)
+	assert.Equal(t, "## [Conversation State / History]\n- Recorded calls in this conversation: 3\n"+
+		"~~~text\n(last 4 exchanges, truncated)\nU: And 3+3?\nA: Four.\nU: Thanks\nA: Four.\n~~~", a.Sections.ConversationState)
+}
+
+func TestStateFromRecordsShapes(t *testing.T) {
+	recs := []record.Record{
+		{Args: []byte(`[{"role":"user","parts":[{"text":"gemini turn"}]},{"role":"model","parts":[{"text":"x"}]}]`), Outcome: record.Success("x")},
+		{Args: []byte(`["a bare input string"]`), Outcome: record.Failure(record.ErrorServer)},
+		{Args: []byte(`[{"type":"function_call_output","output":"42"}]`), Outcome: record.Success("x")},
+	}
+	state := middleware.StateFromRecords(recs, prompt.Retention{})
+	assert.Equal(t, "Recorded calls in this conversation: 3 (1 failed)", state.Summary)
+	require.Len(t, state.Transcript, 2)
+	assert.Equal(t, "gemini turn", state.Transcript[0].Content)
+	assert.Equal(t, "a bare input string", state.Transcript[1].Content)
+	assert.Equal(t, prompt.RenderBoth, state.RenderMode)
+	assert.Empty(t, middleware.StateFromRecords(nil, prompt.Retention{}).Summary)
+}
