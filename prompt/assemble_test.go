@@ -207,7 +207,7 @@ func countHeadingsOutsideFences(text, label string) int {
 	for _, line := range strings.Split(text, "\n") {
 		switch {
 		case fence == "" && strings.HasPrefix(line, "~~~"):
-			fence = strings.TrimRight(line, "text")
+			fence = strings.TrimSuffix(line, "text")
 		case fence != "" && line == fence:
 			fence = ""
 		case fence == "" && line == "## ["+label+"]":
