@@ -69,6 +69,8 @@ func decodeRecord(b []byte, r *Record) error {
 			err = d.usage(r.Usage)
 		case "truncated":
 			r.Truncated, err = d.strs("truncated")
+		case "history_guidance":
+			r.HistoryGuidance, err = d.bool("history_guidance")
 		case "history_record_appended":
 			r.HistoryRecordAppended, err = d.bool("history_record_appended")
 		case "conversation_history_size":

@@ -69,6 +69,10 @@ type Record struct {
 	// "kwargs", "error_message", ...): a cut is marked, never silent.
 	Truncated []string `json:"truncated,omitempty"`
 
+	// HistoryGuidance says the recorder added the history guidance and
+	// preview to this call's request (middleware.WithHistoryPreview).
+	HistoryGuidance bool `json:"history_guidance,omitempty"`
+
 	HistoryRecordAppended   bool     `json:"history_record_appended"`
 	ConversationHistorySize int      `json:"conversation_history_size"`
 	HistoryAccessDetected   bool     `json:"history_access_detected"`
@@ -268,6 +272,9 @@ func (r Record) AppendJSON(dst []byte) []byte {
 		dst = appendStrings(dst, r.Truncated)
 	}
 
+	if r.HistoryGuidance {
+		dst = append(dst, `,"history_guidance":true`...)
+	}
 	dst = append(dst, `,"history_record_appended":`...)
 	dst = strconv.AppendBool(dst, r.HistoryRecordAppended)
 	dst = append(dst, `,"conversation_history_size":`...)

@@ -46,6 +46,7 @@ func fullRecord() record.Record {
 		Usage:         &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, ReasoningTokens: 16},
 		Truncated:     []string{"args"},
 
+		HistoryGuidance:         true,
 		HistoryRecordAppended:   true,
 		ConversationHistorySize: 3,
 		HistoryAccessDetected:   true,
@@ -95,7 +96,7 @@ func TestRequiredFieldsAlwaysPresent(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(m["history_query_patterns"]))
 	assert.JSONEq(t, `1`, string(m["version"]))
 	for _, k := range []string{"trace_id", "parent_call_id", "depth", "duration_ms", "error_type", "error_message",
-		"program_source", "output", "artifact_hit", "attempts", "model", "usage", "truncated"} {
+		"program_source", "output", "artifact_hit", "attempts", "model", "usage", "truncated", "history_guidance"} {
 		assert.NotContains(t, m, k, "optional field %s must be omitted when unset", k)
 	}
 }

@@ -53,6 +53,9 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	if len(r.Truncated) > 0 {
 		a = append(a, slog.Any("truncated", r.Truncated))
 	}
+	if r.HistoryGuidance {
+		a = append(a, slog.Bool("history_guidance", true))
+	}
 	patterns := r.HistoryQueryPatterns
 	if patterns == nil {
 		patterns = []string{}
