@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+func init() {
+	register("tail", "follow a JSONL history file as it grows", runTail)
+}
+
+const tailAbout = `Tail prints the last -n records of a JSONL history file, then follows the
+file as records are appended, one line per record: errors in red, retries
+folded into a record and detected history reads highlighted. It notices a
+file that is truncated or replaced (log rotation) and starts again from its
+beginning. Interrupt (Ctrl-C) to stop.
+
+Lines that are not records are reported on standard error and skipped; a
+line still being written is waited for.`
+
+// maxTailLine bounds a line tail will wait for: past it the line is
+// reported and skipped, so a file that is not JSONL cannot eat memory.
+const maxTailLine = record.DefaultMaxLineBytes
+
+func runTail(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("tail", "[flags] FILE", tailAbout, io)
+	n := fs.Int("n", 10, "print the last `N` records first (0: none)")
+	follow := fs.Bool("f", true, "keep following the file; -f=false prints and exits")
+	poll := fs.Duration("poll", 250*time.Millisecond, "how often to look for new records")
+	colorMode := fs.String("color", "auto", "colour: auto, always or never")
+	if code := parseFlags(fs, args, io); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(io.err, "llmhistory tail: want exactly one FILE")
+		fs.Usage()
+		return exitUsage
+	}
+	color, err := useColor(*colorMode, io.out)
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory tail:", err)
+		return exitUsage
+	}
+	if *poll <= 0 {
+		*poll = 250 * time.Millisecond
+	}
+	t := &tailer{path: fs.Arg(0), con: newConsole(io.out, color), warn: io.err, poll: *poll}
+	if err := t.run(ctx, max(*n, 0), *follow); err != nil {
+		fmt.Fprintln(io.err, "llmhistory tail:", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+type tailer struct {
+	path string
+	con  *console
+	warn io.Writer
+	poll time.Duration
+
+	f       *os.File
+	off     int64  // bytes of f consumed, up to the end of the last whole line
+	line    int    // number of the last whole line consumed
+	partial int64  // bytes read of the current, unfinished line
+	pending []byte // those bytes, unless skip
+	skip    bool   // the current line grew past maxTailLine: drop it at its newline
+}
+
+func (t *tailer) run(ctx context.Context, n int, follow bool) error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	t.f = f
+	defer func() { t.f.Close() }()
+	if err := t.printLast(n); err != nil {
+		return err
+	}
+	if !follow {
+		return nil
+	}
+	tick := time.NewTicker(t.poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		if err := t.check(); err != nil {
+			return err
+		}
+		if err := t.readNew(); err != nil {
+			return err
+		}
+	}
+}
+
+// printLast prints the last n whole records and leaves t.off at the end of
+// the last whole line, so following picks up right after. It reads the
+// file once, front to back, keeping only n lines: a history file of
+// millions of records costs one pass, not memory.
+func (t *tailer) printLast(n int) error {
+	ring := make([]record.Record, 0, n)
+	next := 0
+	err := t.consume(func(r record.Record) {
+		if n == 0 {
+			return
+		}
+		if len(ring) < n {
+			ring = append(ring, r)
+			return
+		}
+		ring[next] = r
+		next = (next + 1) % n
+	})
+	for i := range ring {
+		t.con.print(ring[(next+i)%len(ring)])
+	}
+	return err
+}
+
+// readNew prints the records appended since the last look.
+func (t *tailer) readNew() error { return t.consume(t.con.print) }
+
+// consume reads from t.off to the end of the file, hands every whole,
+// valid record to emit, and keeps a trailing partial line for next time.
+func (t *tailer) consume(emit func(record.Record)) error {
+	if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
+		return err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		m, err := t.f.Read(buf)
+		chunk := buf[:m]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				t.hold(chunk)
+				break
+			}
+			t.hold(chunk[:i])
+			t.off += t.partial + 1
+			t.line++
+			if t.skip {
+				fmt.Fprintf(t.warn, "%s:%d: line longer than %d MiB; skipped\n", t.path, t.line, maxTailLine>>20)
+			} else if line := bytes.TrimSpace(t.pending); len(line) > 0 {
+				var r record.Record
+				if err := r.UnmarshalJSON(line); err != nil {
+					fmt.Fprintf(t.warn, "%s:%d: not a record: %v\n", t.path, t.line, err)
+				} else {
+					emit(r)
+				}
+			}
+			t.partial, t.pending, t.skip = 0, t.pending[:0], false
+			chunk = chunk[i+1:]
+		}
+		if errors.Is(err, io.EOF) || (err == nil && m == 0) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// hold keeps b as part of the current line, up to maxTailLine.
+func (t *tailer) hold(b []byte) {
+	t.partial += int64(len(b))
+	if t.skip {
+		return
+	}
+	if len(t.pending)+len(b) > maxTailLine {
+		t.skip, t.pending = true, nil
+		return
+	}
+	t.pending = append(t.pending, b...)
+}
+
+// check notices a file truncated in place or replaced under its name, and
+// starts again from the beginning of what is there now.
+func (t *tailer) check() error {
+	cur, err := t.f.Stat()
+	if err != nil {
+		return err
+	}
+	if named, err := os.Stat(t.path); err == nil && !os.SameFile(cur, named) {
+		f, err := os.Open(t.path)
+		if err != nil {
+			return nil // between rename and create: look again next tick
+		}
+		t.f.Close()
+		t.f = f
+		fmt.Fprintf(t.warn, "%s: replaced; reading the new file from its start\n", t.path)
+		t.restart()
+		return nil
+	}
+	if cur.Size() < t.off+t.partial {
+		fmt.Fprintf(t.warn, "%s: truncated; reading from its start\n", t.path)
+		t.restart()
+	}
+	return nil
+}
+
+func (t *tailer) restart() {
+	t.off, t.line, t.partial, t.pending, t.skip = 0, 0, 0, t.pending[:0], false
+}

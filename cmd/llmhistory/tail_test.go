@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testRecord(i int, ok bool) record.Record {
+	r := record.Record{
+		CallID:     fmt.Sprintf("01TESTCALL%08d", i),
+		Timestamp:  record.FormatTime(time.Date(2026, 11, 22, 10, 0, i, 0, time.UTC)),
+		Speaker:    record.SpeakerUser,
+		MethodName: "openai.chat.completions.create",
+		Outcome:    record.Success("chat.completion"),
+		TraceID:    "t1",
+		Attempts:   1,
+
+		HistoryRecordAppended: true,
+	}
+	if !ok {
+		r.Outcome = record.Failure(record.ErrorRateLimit)
+		r.ErrorType = record.ErrorRateLimit
+		r.Attempts = 3
+	}
+	return r
+}
+
+func line(r record.Record) string { return string(r.AppendJSON(nil)) + "\n" }
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// TestTailFollows follows a file through everything a history file lives
+// through: a partial line finished later, garbage, truncation, rotation.
+func TestTailFollows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "history.jsonl")
+	half := line(testRecord(4, true))
+	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, true))+line(testRecord(3, false))+half[:20])
+
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"tail", "-n", "2", "-poll", "5ms", "-color", "never", path}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	}()
+	waitFor := func(buf *syncBuffer, want string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return strings.Contains(buf.String(), want) }, 5*time.Second, 5*time.Millisecond,
+			"want %q in:\n%s", want, buf.String())
+	}
+
+	waitFor(&out, "…00000002")
+	waitFor(&out, "…00000003")
+	assert.NotContains(t, out.String(), "…00000001", "-n 2 shows the last two")
+	assert.Contains(t, out.String(), "ERR")
+	assert.Contains(t, out.String(), "attempts=3")
+	assert.NotContains(t, out.String(), "…00000004", "a partial line waits for its end")
+
+	appendFile(t, path, half[20:]+"this is not json\n"+line(testRecord(5, true)))
+	waitFor(&out, "…00000004")
+	waitFor(&out, "…00000005")
+	waitFor(&errb, "history.jsonl:5: not a record")
+
+	require.NoError(t, os.Truncate(path, 0))
+	appendFile(t, path, line(testRecord(6, true)))
+	waitFor(&errb, "truncated")
+	waitFor(&out, "…00000006")
+
+	rotated := filepath.Join(dir, "new.jsonl")
+	appendFile(t, rotated, line(testRecord(7, true)))
+	require.NoError(t, os.Rename(rotated, path))
+	waitFor(&errb, "replaced")
+	waitFor(&out, "…00000007")
+
+	cancel()
+	assert.Equal(t, exitOK, <-done)
+	assert.Equal(t, 1, strings.Count(out.String(), "…00000005"), "each record once:\n%s", out.String())
+}
+
+func TestTailNoFollowAndColour(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, false)))
+	code, stdout, stderr := runCmd(t, "", "tail", "-f=false", "-color", "always", path)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	const red, yellow = "91m", "93m" // tint's bright red and yellow
+	assert.NotContains(t, lines[0], red, "a good call is not red")
+	assert.Contains(t, lines[1], "\x1b[91mERR", "an error is red")
+	assert.Contains(t, lines[1], red+"error=", "the error type is red")
+	assert.Contains(t, lines[1], yellow+"attempts=", "retries are highlighted")
+}
+
+func TestTailBadInput(t *testing.T) {
+	code, _, stderr := runCmd(t, "", "tail", filepath.Join(t.TempDir(), "missing.jsonl"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "llmhistory tail: open ")
+	assert.Contains(t, stderr, "no such file or directory")
+
+	code, _, stderr = runCmd(t, "", "tail")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "want exactly one FILE")
+
+	code, _, stderr = runCmd(t, "", "tail", "-color", "sometimes", "x")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "-color must be")
+}
