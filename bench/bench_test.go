@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // A 4 KiB chat request and response, and a 100-event stream. The text is
@@ -61,9 +64,31 @@ type transport struct {
 
 var transports = []transport{
 	{"bare", func(base http.RoundTripper) (http.RoundTripper, func()) { return base, func() {} }},
+	// The recorder with its default in-memory history, then with each
+	// kind of sink added: a JSONL file, the same file behind an Async
+	// queue, and a slog JSON handler writing to a file.
 	{"recorder", func(base http.RoundTripper) (http.RoundTripper, func()) {
 		rec := middleware.NewRecorder()
 		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
+	}},
+	{"recorder+jsonl", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		f := mustJSONL()
+		rec := middleware.NewRecorder(middleware.WithSink(f))
+		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
+	}},
+	{"recorder+async-jsonl", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		a := record.NewAsync(mustJSONL(), nil)
+		rec := middleware.NewRecorder(middleware.WithSink(a))
+		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
+	}},
+	{"recorder+slog", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		f, err := os.CreateTemp("", "llmhistory-bench-*.log")
+		if err != nil {
+			panic(err)
+		}
+		os.Remove(f.Name()) // the open file lives on until closed
+		rec := middleware.NewRecorder(middleware.WithSink(record.NewSlog(slog.New(slog.NewJSONHandler(f, nil)))))
+		return middleware.Chain(base, rec.Middleware()), func() { rec.Close(); f.Close() }
 	}},
 	{"otelhttp", func(base http.RoundTripper) (http.RoundTripper, func()) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
@@ -106,6 +131,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 			})
 		}
 	}
+}
+
+// mustJSONL opens a JSONL sink on a fresh temporary file, removed at once
+// (the open file lives on until the sink closes it).
+func mustJSONL() *record.JSONL {
+	f, err := os.CreateTemp("", "llmhistory-bench-*.jsonl")
+	if err != nil {
+		panic(err)
+	}
+	f.Close()
+	j, err := record.OpenJSONL(f.Name())
+	if err != nil {
+		panic(err)
+	}
+	os.Remove(f.Name())
+	return j
 }
 
 // cpuTime returns the user and system CPU time this process has used.
