@@ -1,0 +1,722 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/detect"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Options configures a [Builder]. The zero value is the defaults.
+type Options struct {
+	// TopTraces is how many of the largest traces are listed; default 10.
+	TopTraces int
+	// TraceCapacity is how many distinct traces are counted at once;
+	// default 10,000. Past it the trace counts become estimates.
+	TraceCapacity int
+	// MaxKeys caps the distinct speakers, methods, models, error types and
+	// pattern tags counted; default 1,000. The rest are counted as "(other)".
+	MaxKeys int
+	// MaxLatencyMethods caps the methods with a latency histogram of their
+	// own (about 4 KiB each); default 100. The rest share one, "(other)".
+	MaxLatencyMethods int
+	// MaxCallIDs caps the distinct call ids held for the duplicate check;
+	// default 1,048,576 (about 16 MiB). Later records are not checked.
+	MaxCallIDs int
+	// MaxBadLines is how many garbled lines and torn sources are kept for
+	// the report; default 10. All are counted.
+	MaxBadLines int
+	// MinEvidence is how many records with program_source make the
+	// evidence stream sufficient; default 100.
+	MinEvidence int
+	// NoExamples turns off the example span of each pattern tag, which
+	// costs one scan of a record's program_source per tag until found.
+	NoExamples bool
+
+	// Progress, when set, is called by [Build] about every 100 ms.
+	Progress func(Progress)
+	// OnBadLine, when set, is called by [Build] for each garbled line, as
+	// well as [Builder.AddBadLine].
+	OnBadLine func(source string, line int, err error)
+}
+
+// Progress is how far [Build] has read.
+type Progress struct {
+	Records int64         // records added so far
+	Bytes   int64         // bytes read from all sources so far
+	Elapsed time.Duration // since Build started
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.TopTraces, 10)
+	def(&o.TraceCapacity, 10_000)
+	def(&o.MaxKeys, 1000)
+	def(&o.MaxLatencyMethods, 100)
+	def(&o.MaxCallIDs, 1<<20)
+	def(&o.MaxBadLines, 10)
+	def(&o.MinEvidence, 100)
+	return o
+}
+
+// maxExampleTries bounds the scans made for one tag's example: a tag the
+// detector never finds in the code at hand must not cost a scan per record.
+const maxExampleTries = 3
+
+// maxExampleRunes is the longest example span shown.
+const maxExampleRunes = 80
+
+// Builder gathers the report's figures from records one at a time, in
+// memory bounded by its Options whatever the number of records. It is not
+// safe for concurrent use.
+type Builder struct {
+	opts Options
+
+	records, calls                 int64
+	ok, failed, canceled           int64
+	first, last                    time.Time
+	appended, guidance, access     int64
+	withSource, accessWithSource   int64
+	references, referencesNoAccess int64
+	maxHistory                     int
+	sumHistory                     int64
+
+	speakers, methods, models, tags *counter
+	examples                        map[string]*example
+
+	errors      map[string]*ErrorType
+	errorsOther ErrorType
+
+	attempts       [5]int64 // 1, 2, 3, 4, 5+
+	retried, extra int64
+
+	latency      map[string]*histogram
+	latencyOther histogram
+
+	tokens      map[string]*Tokens
+	tokensOther Tokens
+
+	depth        [11]int64 // 0..9, 10+
+	depthUnknown int64
+
+	traces                  *topK
+	withTrace, withoutTrace int64
+
+	ids       *idSet
+	missingID int64
+
+	garbled     int64
+	badLines    []BadLine
+	torn        int64
+	tornSources []string
+}
+
+type example struct {
+	span, callID string
+	tries        int
+}
+
+// NewBuilder returns an empty builder.
+func NewBuilder(opts Options) *Builder {
+	o := opts.withDefaults()
+	return &Builder{
+		opts:     o,
+		speakers: newCounter(o.MaxKeys),
+		methods:  newCounter(o.MaxKeys),
+		models:   newCounter(o.MaxKeys),
+		tags:     newCounter(o.MaxKeys),
+		examples: make(map[string]*example),
+		errors:   make(map[string]*ErrorType),
+		latency:  make(map[string]*histogram),
+		tokens:   make(map[string]*Tokens),
+		traces:   newTopK(o.TraceCapacity),
+		ids:      newIDSet(o.MaxCallIDs),
+	}
+}
+
+// label names an empty key.
+func label(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// Add counts one record. It keeps no reference to r.
+func (b *Builder) Add(r record.Record) {
+	b.records++
+	n := max(r.Attempts, 1)
+	b.calls += int64(n)
+	b.attempts[min(n, 5)-1]++
+	if n > 1 {
+		b.retried++
+		b.extra += int64(n - 1)
+	}
+
+	switch {
+	case r.Outcome.OK:
+		b.ok++
+	case r.Outcome.Status == record.StatusCanceled:
+		b.failed++
+		b.canceled++
+	default:
+		b.failed++
+	}
+	if !r.Outcome.OK {
+		b.addError(r)
+	}
+	if t, err := record.ParseTime(r.Timestamp); err == nil {
+		if b.first.IsZero() || t.Before(b.first) {
+			b.first = t
+		}
+		if b.last.IsZero() || t.After(b.last) {
+			b.last = t
+		}
+	}
+
+	b.addHistory(r)
+	b.speakers.add(label(r.Speaker), 1)
+	method := label(r.MethodName)
+	b.methods.add(method, 1)
+	model := label(r.Model)
+	b.models.add(model, 1)
+
+	if r.DurationMS > 0 && !math.IsInf(r.DurationMS, 0) {
+		b.latencyOf(method).add(r.DurationMS)
+	}
+	if r.Usage != nil {
+		t := b.tokensOf(model)
+		t.Records++
+		t.InputTokens += int64(r.Usage.InputTokens)
+		t.OutputTokens += int64(r.Usage.OutputTokens)
+		t.TotalTokens += int64(r.Usage.TotalTokens)
+	}
+
+	switch {
+	case r.Depth == nil || *r.Depth < 0:
+		b.depthUnknown++
+	default:
+		b.depth[min(*r.Depth, 10)]++
+	}
+
+	if r.TraceID == "" {
+		b.withoutTrace++
+	} else {
+		b.withTrace++
+		b.traces.add(r.TraceID)
+	}
+	if r.CallID == "" {
+		b.missingID++
+	} else {
+		b.ids.add(r.CallID)
+	}
+}
+
+func (b *Builder) addError(r record.Record) {
+	typ := r.Outcome.ErrorType
+	if typ == "" {
+		typ = r.ErrorType
+	}
+	if typ == "" {
+		typ = record.ErrorUnknown
+	}
+	typ = keyOf(typ)
+	e, ok := b.errors[typ]
+	if !ok {
+		if len(b.errors) >= b.opts.MaxKeys {
+			e = &b.errorsOther
+		} else {
+			e = &ErrorType{Type: typ}
+			b.errors[typ] = e
+		}
+	}
+	e.Count++
+	if r.Outcome.Retriable {
+		e.Retriable++
+	}
+}
+
+func (b *Builder) latencyOf(method string) *histogram {
+	method = keyOf(method)
+	h, ok := b.latency[method]
+	if !ok {
+		if len(b.latency) >= b.opts.MaxLatencyMethods {
+			return &b.latencyOther
+		}
+		h = new(histogram)
+		b.latency[method] = h
+	}
+	return h
+}
+
+func (b *Builder) tokensOf(model string) *Tokens {
+	model = keyOf(model)
+	t, ok := b.tokens[model]
+	if !ok {
+		if len(b.tokens) >= b.opts.MaxKeys {
+			return &b.tokensOther
+		}
+		t = &Tokens{Model: model}
+		b.tokens[model] = t
+	}
+	return t
+}
+
+func (b *Builder) addHistory(r record.Record) {
+	if r.HistoryRecordAppended {
+		b.appended++
+	}
+	if r.HistoryGuidance {
+		b.guidance++
+	}
+	if r.HistoryAccessDetected {
+		b.access++
+	}
+	b.maxHistory = max(b.maxHistory, r.ConversationHistorySize)
+	b.sumHistory += int64(max(r.ConversationHistorySize, 0))
+	if r.ProgramSource != "" {
+		b.withSource++
+		if r.HistoryAccessDetected {
+			b.accessWithSource++
+		}
+		if strings.Contains(r.ProgramSource, detect.DefaultName) {
+			b.references++
+			if !r.HistoryAccessDetected {
+				b.referencesNoAccess++
+			}
+		}
+	}
+
+	var seen detect.TagSet
+	var wanted []detect.Tag
+	for _, name := range r.HistoryQueryPatterns {
+		tag, known := detect.ParseTag(name)
+		if known {
+			if seen.Has(tag) {
+				continue // a tag counts once per record
+			}
+			seen = seen.With(tag)
+		}
+		b.tags.add(name, 1)
+		if !known || b.opts.NoExamples || r.ProgramSource == "" {
+			continue
+		}
+		ex := b.examples[name]
+		if ex == nil {
+			ex = new(example)
+			b.examples[name] = ex
+		}
+		if ex.span == "" && ex.tries < maxExampleTries {
+			ex.tries++
+			wanted = append(wanted, tag)
+		}
+	}
+	if len(wanted) > 0 {
+		b.findExamples(r, wanted)
+	}
+}
+
+// findExamples scans r's program source once for the spans of the tags
+// still without an example.
+func (b *Builder) findExamples(r record.Record, tags []detect.Tag) {
+	src := r.ProgramSource
+	res := detect.Scan(src, detect.Guess(src))
+	for _, tag := range tags {
+		for _, f := range res.Findings {
+			if f.Tag != tag {
+				continue
+			}
+			if span := spanOf(src, f.Line, f.EndLine); span != "" {
+				ex := b.examples[tag.String()]
+				ex.span, ex.callID = span, keyOf(r.CallID)
+				break
+			}
+		}
+	}
+}
+
+// spanOf returns lines from..to (1-based) of src as one line: spaces
+// collapsed, control characters dropped, cut to maxExampleRunes.
+func spanOf(src string, from, to int) string {
+	if from <= 0 {
+		return ""
+	}
+	to = max(to, from)
+	start := 0
+	for line := 1; line < from; line++ {
+		i := strings.IndexByte(src[start:], '\n')
+		if i < 0 {
+			return ""
+		}
+		start += i + 1
+	}
+	end := start
+	for line := from; line <= to && end < len(src); line++ {
+		i := strings.IndexByte(src[end:], '\n')
+		if i < 0 {
+			end = len(src)
+			break
+		}
+		end += i + 1
+	}
+	// Only the first few hundred bytes can be shown.
+	span := src[start:min(end, start+16*maxExampleRunes)]
+	return oneLine(span, maxExampleRunes)
+}
+
+// AddBadLine counts a line of source that is not a record; the first few
+// are kept for the report.
+func (b *Builder) AddBadLine(source string, line int, err error) {
+	b.garbled++
+	if len(b.badLines) < b.opts.MaxBadLines {
+		msg := "garbled line"
+		if err != nil {
+			msg = err.Error()
+		}
+		b.badLines = append(b.badLines, BadLine{Source: keyOf(source), Line: line, Message: oneLine(msg, 200)})
+	}
+}
+
+// AddTorn counts a source that ended in a torn line, as a crash in the
+// middle of a write leaves it.
+func (b *Builder) AddTorn(source string) {
+	b.torn++
+	if len(b.tornSources) < b.opts.MaxBadLines {
+		b.tornSources = append(b.tornSources, keyOf(source))
+	}
+}
+
+// oneLine makes s one line of at most n runes: spaces collapsed, control
+// characters and invalid UTF-8 dropped.
+func oneLine(s string, n int) string {
+	s = strings.Map(func(c rune) rune {
+		switch {
+		case c == utf8.RuneError:
+			return -1
+		case unicode.IsControl(c):
+			return ' '
+		}
+		return c
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:n-1]), " ") + "…"
+}
+
+// rate is n/d, 0 when d is 0.
+func rate(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// Report returns a snapshot of the figures so far. The builder can go on
+// adding records afterwards.
+func (b *Builder) Report() *Report {
+	r := &Report{Version: 1}
+	r.Summary = Summary{
+		Records:         b.records,
+		Calls:           b.calls,
+		OKRecords:       b.ok,
+		ErrorRecords:    b.failed,
+		CanceledRecords: b.canceled,
+	}
+	if !b.first.IsZero() {
+		r.Summary.FirstTimestamp = record.FormatTime(b.first)
+		r.Summary.LastTimestamp = record.FormatTime(b.last)
+		r.Summary.SpanSeconds = math.Round(b.last.Sub(b.first).Seconds()*1000) / 1000
+	}
+	r.History = History{
+		Appended:                b.appended,
+		AppendRate:              rate(b.appended, b.records),
+		Guidance:                b.guidance,
+		GuidanceRate:            rate(b.guidance, b.records),
+		Access:                  b.access,
+		AccessRate:              rate(b.access, b.records),
+		WithProgramSource:       b.withSource,
+		AccessWithProgramSource: b.accessWithSource,
+		AccessRateProgramSource: rate(b.accessWithSource, b.withSource),
+		ReferencesHistory:       b.references,
+		ReferencesWithoutAccess: b.referencesNoAccess,
+		MaxHistorySize:          b.maxHistory,
+		MeanHistorySize:         math.Round(rate(b.sumHistory, b.records)*100) / 100,
+	}
+	r.Patterns = b.patterns()
+	r.Speakers = withOther(b.speakers)
+	r.Methods = withOther(b.methods)
+	r.Models = withOther(b.models)
+	r.Errors = b.errorTypes()
+	r.Retries = Retries{RetriedRecords: b.retried, ExtraAttempts: b.extra}
+	for i, n := range b.attempts {
+		name := strconv.Itoa(i + 1)
+		if i == len(b.attempts)-1 {
+			name += "+"
+		}
+		r.Retries.Histogram = append(r.Retries.Histogram, Count{Name: name, Count: n})
+	}
+	r.Latency = b.latencies()
+	r.Tokens = b.tokenSums()
+	for i, n := range b.depth {
+		name := strconv.Itoa(i)
+		if i == len(b.depth)-1 {
+			name += "+"
+		}
+		r.Depth = append(r.Depth, Count{Name: name, Count: n})
+	}
+	r.Depth = append(r.Depth, Count{Name: "unknown", Count: b.depthUnknown})
+	r.Traces = Traces{
+		WithTrace:    b.withTrace,
+		WithoutTrace: b.withoutTrace,
+		Tracked:      len(b.traces.heap),
+		Exact:        !b.traces.replaced,
+		Top:          b.traces.top(b.opts.TopTraces),
+	}
+	if b.traces.replaced {
+		r.Traces.MaxOvercount = b.traces.minCount()
+	}
+	r.Duplicates = Duplicates{
+		CheckedIDs: int64(len(b.ids.seen)),
+		Duplicates: b.ids.dups,
+		Unchecked:  b.ids.unchecked,
+		MissingID:  b.missingID,
+		Cap:        b.opts.MaxCallIDs,
+	}
+	r.BadInput = BadInput{
+		GarbledLines: b.garbled,
+		FirstGarbled: slices.Clone(b.badLines),
+		TornTails:    b.torn,
+		TornSources:  slices.Clone(b.tornSources),
+	}
+	if r.BadInput.FirstGarbled == nil {
+		r.BadInput.FirstGarbled = []BadLine{}
+	}
+	if r.BadInput.TornSources == nil {
+		r.BadInput.TornSources = []string{}
+	}
+	r.Checklist = b.checklist(r)
+	r.Notes = b.notes(r)
+	return r
+}
+
+func withOther(c *counter) []Count {
+	out := c.sorted()
+	if c.other > 0 {
+		out = append(out, Count{Name: "(other)", Count: c.other})
+	}
+	return out
+}
+
+// patterns lists the known tags in their stable order, then any other
+// names, by count.
+func (b *Builder) patterns() []Pattern {
+	out := []Pattern{}
+	for _, c := range withOther(b.tags) {
+		p := Pattern{Tag: c.Name, Records: c.Count}
+		if ex := b.examples[c.Name]; ex != nil {
+			p.Example, p.ExampleCallID = ex.span, ex.callID
+		}
+		out = append(out, p)
+	}
+	rank := func(name string) int {
+		if t, ok := detect.ParseTag(name); ok {
+			return int(t)
+		}
+		return len(detect.AllTags())
+	}
+	slices.SortStableFunc(out, func(a, b Pattern) int { return rank(a.Tag) - rank(b.Tag) })
+	return out
+}
+
+func (b *Builder) errorTypes() []ErrorType {
+	out := []ErrorType{}
+	for _, e := range b.errors {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b ErrorType) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Type, b.Type))
+	})
+	if b.errorsOther.Count > 0 {
+		o := b.errorsOther
+		o.Type = "(other)"
+		out = append(out, o)
+	}
+	return out
+}
+
+func latencyOf(method string, h *histogram) Latency {
+	ms := func(v float64) float64 { return math.Round(v*1000) / 1000 }
+	return Latency{
+		Method:  method,
+		Records: h.n,
+		P50MS:   ms(h.quantile(0.50)),
+		P90MS:   ms(h.quantile(0.90)),
+		P99MS:   ms(h.quantile(0.99)),
+		MaxMS:   ms(h.max),
+		MeanMS:  ms(h.sum / float64(h.n)),
+	}
+}
+
+func (b *Builder) latencies() []Latency {
+	out := []Latency{}
+	for m, h := range b.latency {
+		out = append(out, latencyOf(m, h))
+	}
+	slices.SortFunc(out, func(a, b Latency) int {
+		return cmp.Or(cmp.Compare(b.Records, a.Records), strings.Compare(a.Method, b.Method))
+	})
+	if b.latencyOther.n > 0 {
+		out = append(out, latencyOf("(other)", &b.latencyOther))
+	}
+	return out
+}
+
+func (b *Builder) tokenSums() []Tokens {
+	out := []Tokens{}
+	for _, t := range b.tokens {
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b Tokens) int {
+		return cmp.Or(cmp.Compare(b.TotalTokens, a.TotalTokens), strings.Compare(a.Model, b.Model))
+	})
+	if b.tokensOther.Records > 0 {
+		o := b.tokensOther
+		o.Model = "(other)"
+		out = append(out, o)
+	}
+	return out
+}
+
+// percent formats n/d as a percentage with one decimal, never rounding
+// to 100% what is not all, nor to 0% what is not none.
+func percent(n, d int64) string {
+	if d == 0 {
+		return "–"
+	}
+	if n == d {
+		return "100%"
+	}
+	p := math.Round(float64(n)*1000/float64(d)) / 10
+	if n < d {
+		p = min(p, 99.9)
+	}
+	if n > 0 {
+		p = max(p, 0.1)
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+func (b *Builder) checklist(r *Report) []Check {
+	var out []Check
+	add := func(id, item, figure, verdict string) {
+		out = append(out, Check{ID: id, Item: item, Figure: figure, Verdict: verdict})
+	}
+	whole := func(n, d int64) string {
+		switch {
+		case d == 0:
+			return NoData
+		case n == d:
+			return Met
+		}
+		return NotMet
+	}
+
+	add("append_success", "History record appended for every call (100%)",
+		fmt.Sprintf("%s (%s of %s records)", percent(b.appended, b.records), num(b.appended), num(b.records)),
+		whole(b.appended, b.records))
+	add("guidance_presence", "History guidance in every generated call's prompt (100%)",
+		fmt.Sprintf("%s (%s of %s records)", percent(b.guidance, b.records), num(b.guidance), num(b.records)),
+		whole(b.guidance, b.records))
+
+	v := NoData
+	if b.references > 0 {
+		v = Met
+		if b.referencesNoAccess > 0 {
+			v = NotMet
+		}
+	}
+	add("access_detected", "History access detected for every call whose code references conversation_history",
+		fmt.Sprintf("records whose program_source mentions it: %s, of which without history_access_detected: %s", num(b.references), num(b.referencesNoAccess)), v)
+
+	ids := b.ids
+	fig := fmt.Sprintf("duplicate call_ids: %s, records with a call_id: %s", num(ids.dups), num(b.records-b.missingID))
+	switch {
+	case b.records == 0:
+		v = NoData
+	case ids.dups > 0:
+		v = NotMet
+	case ids.unchecked > 0:
+		v = NotChecked
+		fig += fmt.Sprintf("; not checked past %s distinct ids (%s records unchecked)", num(int64(b.opts.MaxCallIDs)), num(ids.unchecked))
+	default:
+		v = Met
+	}
+	add("no_duplicates", "One record per logical call (no duplicate call_id)", fig, v)
+
+	fig = fmt.Sprintf("retried records: %s, extra attempts: %s, duplicate call_ids: %s", num(b.retried), num(b.extra), num(ids.dups))
+	switch {
+	case ids.dups > 0:
+		v = NotMet
+	case b.retried == 0:
+		v = NoData
+		fig = "no record has attempts > 1"
+	default:
+		v = Met
+	}
+	add("retries_collapsed", "Retries folded into one record per call", fig, v)
+
+	switch {
+	case b.records == 0:
+		v = NoData
+	case b.withSource >= int64(b.opts.MinEvidence):
+		v = Met
+	default:
+		v = NotMet
+	}
+	add("evidence_stream", fmt.Sprintf("Sufficient evidence stream (at least %d records with program_source)", b.opts.MinEvidence),
+		fmt.Sprintf("records with program_source: %s, of which with history access detected: %s", num(b.withSource), num(b.accessWithSource)), v)
+	return out
+}
+
+func (b *Builder) notes(r *Report) []string {
+	notes := []string{}
+	for _, c := range []struct {
+		name string
+		c    *counter
+	}{{"speakers", b.speakers}, {"methods", b.methods}, {"models", b.models}, {"pattern tags", b.tags}} {
+		if c.c.other > 0 {
+			notes = append(notes, fmt.Sprintf("More than %d distinct %s: the rest are counted under (other).", b.opts.MaxKeys, c.name))
+		}
+	}
+	if b.errorsOther.Count > 0 {
+		notes = append(notes, fmt.Sprintf("More than %d distinct error types: the rest are counted under (other).", b.opts.MaxKeys))
+	}
+	if b.latencyOther.n > 0 {
+		notes = append(notes, fmt.Sprintf("Latency is kept per method for the first %d methods; the rest share (other).", b.opts.MaxLatencyMethods))
+	}
+	if b.tokensOther.Records > 0 {
+		notes = append(notes, fmt.Sprintf("More than %d distinct models with usage: the rest are summed under (other).", b.opts.MaxKeys))
+	}
+	if !r.Traces.Exact {
+		notes = append(notes, fmt.Sprintf("More than %d distinct traces: trace counts are upper bounds, each too high by at most %d records.", b.opts.TraceCapacity, r.Traces.MaxOvercount))
+	}
+	if b.ids.unchecked > 0 {
+		notes = append(notes, fmt.Sprintf("Duplicate call ids were checked for the first %d distinct ids only; %d records were not checked.", b.opts.MaxCallIDs, b.ids.unchecked))
+	}
+	return notes
+}

@@ -1,0 +1,117 @@
+// Package report builds the evidence report of the recording plan from
+// history records: how often generated code reads the conversation
+// history and with which query patterns, whether every call was appended
+// and carried the history guidance, error, retry, latency and token
+// figures, and the evidence-review checklist with a verdict per item.
+//
+// # Building
+//
+// A [Builder] takes records one at a time ([Builder.Add]) and keeps only
+// counters, so a report over millions of records costs the same memory as
+// one over thousands; [Build] feeds it JSON Lines through a
+// [record.Reader], counting garbled lines and torn last lines on the way.
+// [Builder.Report] returns a [Report], which writes itself as Markdown
+// (for people, the default), JSON (for programs) or a self-contained HTML
+// page with SVG charts.
+//
+// # Bounds and estimates
+//
+// Memory is bounded by [Options], never by the input:
+//
+//   - Speakers, methods, models, error types and pattern tags: the first
+//     MaxKeys (1,000) distinct names each; the rest are counted under
+//     "(other)" and a note says so. Names longer than 256 bytes are cut.
+//   - Latency: one log-bucketed histogram per method (the first
+//     MaxLatencyMethods, 100; the rest share "(other)"), in the manner of
+//     DDSketch: buckets grow by a factor γ = 1.01/0.99, so every quantile
+//     reported is within 1% (relative) of the true nearest-rank quantile,
+//     for durations from 1 µs to 10⁹ ms, in about 4 KiB per method.
+//   - Largest traces: Space-Saving over TraceCapacity (10,000) counters.
+//     While there are no more distinct traces than that, counts are exact;
+//     past it each count is an upper bound, too high by at most its
+//     max_overcount, itself at most (records with a trace)/TraceCapacity;
+//     every trace with more records than that bound is among those tracked.
+//   - Duplicate call ids: an exact set of 64-bit hashes of the first
+//     MaxCallIDs (1,048,576) distinct ids, about 16 MiB at most. A false
+//     duplicate needs a hash collision: about one chance in 3·10⁷ at a
+//     million ids. Later records are counted as unchecked, and the verdict
+//     says "not checked".
+//   - Pattern examples: one per tag, from the first record carrying the
+//     tag whose program_source the detector finds it in (at most three
+//     scans per tag).
+//   - Garbled lines and torn sources: all counted, the first MaxBadLines
+//     (10) kept.
+//
+// # Checklist
+//
+// The evidence-review checklist of the plan's success metrics, each with
+// its figure and a verdict ("met", "not met", "no data", "not checked"):
+//
+//   - append_success: every record has history_record_appended;
+//   - guidance_presence: every record has history_guidance;
+//   - access_detected: every record whose program_source contains
+//     "conversation_history" has history_access_detected (a mention in a
+//     comment or a string counts as a reference too, so a miss here is a
+//     record to look at, not necessarily a detector bug);
+//   - no_duplicates: no call_id appears on two records;
+//   - retries_collapsed: records with attempts > 1 exist and no call_id is
+//     duplicated, so retries were folded into their call's record;
+//   - evidence_stream: at least MinEvidence (100) records carry
+//     program_source.
+//
+// # JSON
+//
+// [Report.WriteJSON] writes one object, indented by two spaces. Keys are
+// stable: they may be added to, never renamed or removed. Lists are never
+// null.
+//
+//	version                      1
+//	summary                      records, calls (sum of attempts, 0 counting as 1),
+//	                             ok_records, error_records (not ok, canceled included),
+//	                             canceled_records, first_timestamp, last_timestamp
+//	                             (RFC 3339 UTC, "" without records), span_seconds
+//	history                      appended, append_rate, guidance, guidance_rate,
+//	                             access, access_rate (over records);
+//	                             with_program_source, access_with_program_source,
+//	                             access_rate_program_source (over with_program_source);
+//	                             references_history, references_without_access;
+//	                             max_conversation_history_size,
+//	                             mean_conversation_history_size
+//	patterns[]                   tag, records, example (one line, at most 80
+//	                             characters, "" when none), example_call_id;
+//	                             known tags in detect's stable order, others after
+//	speakers[], methods[],       name, count; largest first; "(none)" for records
+//	models[]                     without one, "(other)" last for names past the cap
+//	errors[]                     type, count, retriable (how many of count)
+//	retries                      histogram[] (name "1".."4", "5+"; count),
+//	                             retried_records, extra_attempts
+//	latency[]                    method, records, p50_ms, p90_ms, p99_ms, max_ms,
+//	                             mean_ms (records with a duration_ms only)
+//	tokens[]                     model, records (with usage), input_tokens,
+//	                             output_tokens, total_tokens
+//	depth[]                      name "0".."9", "10+", "unknown"; count
+//	traces                       with_trace, without_trace, tracked, exact,
+//	                             max_overcount, top[] (trace_id, records,
+//	                             max_overcount)
+//	duplicates                   checked_ids, duplicates, unchecked, missing_id, cap
+//	bad_input                    garbled_lines, first_garbled[] (source, line,
+//	                             message), torn_tails, torn_sources[]
+//	checklist[]                  id, item, figure, verdict
+//	notes[]                      where a list was cut or a figure is an estimate
+//
+// Rates are fractions in [0, 1], 0 when their denominator is 0: read the
+// count beside them.
+//
+// # HTML
+//
+// [Report.WriteHTML] writes one page with no script and no external
+// resource: inline CSS, and inline SVG charts with ids chart-latency
+// (p50, p90, p99 bars per method), chart-patterns and chart-errors. Record
+// contents are untrusted: html/template escapes all of them, and the
+// page's Content-Security-Policy allows no script at all.
+//
+// # Speed
+//
+// A Builder adds a record in well under a microsecond; reading JSONL with
+// record.Reader dominates the cost of [Build] (see BenchmarkBuild).
+package report

@@ -1,0 +1,176 @@
+package report
+
+// Report is a snapshot of the figures a [Builder] gathered. Its JSON form
+// (see [Report.WriteJSON] and the package doc) is stable: keys are only
+// ever added.
+type Report struct {
+	Version    int         `json:"version"`
+	Summary    Summary     `json:"summary"`
+	History    History     `json:"history"`
+	Patterns   []Pattern   `json:"patterns"`
+	Speakers   []Count     `json:"speakers"`
+	Methods    []Count     `json:"methods"`
+	Models     []Count     `json:"models"`
+	Errors     []ErrorType `json:"errors"`
+	Retries    Retries     `json:"retries"`
+	Latency    []Latency   `json:"latency"`
+	Tokens     []Tokens    `json:"tokens"`
+	Depth      []Count     `json:"depth"`
+	Traces     Traces      `json:"traces"`
+	Duplicates Duplicates  `json:"duplicates"`
+	BadInput   BadInput    `json:"bad_input"`
+	Checklist  []Check     `json:"checklist"`
+	// Notes say where a figure is an estimate or a list was cut.
+	Notes []string `json:"notes"`
+}
+
+// Summary is the size and time span of the input.
+type Summary struct {
+	Records         int64   `json:"records"`          // logical calls: one record each
+	Calls           int64   `json:"calls"`            // HTTP attempts: the sum of attempts, 0 counting as 1
+	OKRecords       int64   `json:"ok_records"`       // outcome ok
+	ErrorRecords    int64   `json:"error_records"`    // outcome not ok, canceled included
+	CanceledRecords int64   `json:"canceled_records"` // status canceled
+	FirstTimestamp  string  `json:"first_timestamp"`  // RFC 3339 UTC; "" without records
+	LastTimestamp   string  `json:"last_timestamp"`
+	SpanSeconds     float64 `json:"span_seconds"`
+}
+
+// History holds the history telemetry of the recording plan. Each rate is
+// its count over its denominator (records, or with_program_source), and 0
+// when the denominator is 0.
+type History struct {
+	Appended     int64   `json:"appended"` // history_record_appended
+	AppendRate   float64 `json:"append_rate"`
+	Guidance     int64   `json:"guidance"` // history_guidance
+	GuidanceRate float64 `json:"guidance_rate"`
+	Access       int64   `json:"access"` // history_access_detected
+	AccessRate   float64 `json:"access_rate"`
+
+	WithProgramSource       int64   `json:"with_program_source"`
+	AccessWithProgramSource int64   `json:"access_with_program_source"`
+	AccessRateProgramSource float64 `json:"access_rate_program_source"`
+	// ReferencesHistory counts records whose program_source contains
+	// "conversation_history" anywhere (comments and strings too);
+	// ReferencesWithoutAccess those of them without history_access_detected.
+	ReferencesHistory       int64 `json:"references_history"`
+	ReferencesWithoutAccess int64 `json:"references_without_access"`
+
+	MaxHistorySize  int     `json:"max_conversation_history_size"`
+	MeanHistorySize float64 `json:"mean_conversation_history_size"`
+}
+
+// Pattern is one history query pattern tag: how many records carry it,
+// and one short example of it from a record's program_source.
+type Pattern struct {
+	Tag           string `json:"tag"`
+	Records       int64  `json:"records"`
+	Example       string `json:"example"`         // one line, at most 80 characters; "" when none was found
+	ExampleCallID string `json:"example_call_id"` // the record the example comes from
+}
+
+// Count is a name and how many records have it. The name "(other)" collects
+// the names past the report's cap on distinct names, "(none)" the records
+// without one.
+type Count struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+// ErrorType is one error type and how many of its records were retriable.
+type ErrorType struct {
+	Type      string `json:"type"`
+	Count     int64  `json:"count"`
+	Retriable int64  `json:"retriable"`
+}
+
+// Retries shows retries folded into records: the records by attempts.
+type Retries struct {
+	Histogram      []Count `json:"histogram"`       // names "1", "2", "3", "4", "5+"
+	RetriedRecords int64   `json:"retried_records"` // attempts > 1
+	ExtraAttempts  int64   `json:"extra_attempts"`  // attempts beyond the first, summed
+}
+
+// Latency is the duration of one method's calls, in milliseconds, over the
+// records that carry a duration. Quantiles are within 1% of the true value
+// (see the package doc).
+type Latency struct {
+	Method  string  `json:"method"`
+	Records int64   `json:"records"`
+	P50MS   float64 `json:"p50_ms"`
+	P90MS   float64 `json:"p90_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	MaxMS   float64 `json:"max_ms"`
+	MeanMS  float64 `json:"mean_ms"`
+}
+
+// Tokens sums the usage of one model's records that report usage.
+type Tokens struct {
+	Model        string `json:"model"`
+	Records      int64  `json:"records"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	TotalTokens  int64  `json:"total_tokens"`
+}
+
+// Traces lists the traces with the most records.
+type Traces struct {
+	WithTrace    int64 `json:"with_trace"`    // records with a trace_id
+	WithoutTrace int64 `json:"without_trace"` // records without one
+	Tracked      int   `json:"tracked"`       // distinct traces held by the counter
+	// Exact is true when the distinct traces never exceeded the counter's
+	// capacity; otherwise each count may be too high by its max_overcount,
+	// and by at most MaxOvercount.
+	Exact        bool         `json:"exact"`
+	MaxOvercount int64        `json:"max_overcount"`
+	Top          []TraceCount `json:"top"`
+}
+
+// TraceCount is one trace and its record count, an upper bound unless the
+// counting was exact.
+type TraceCount struct {
+	TraceID      string `json:"trace_id"`
+	Records      int64  `json:"records"`
+	MaxOvercount int64  `json:"max_overcount"`
+}
+
+// Duplicates counts call ids seen on more than one record.
+type Duplicates struct {
+	CheckedIDs int64 `json:"checked_ids"` // distinct call ids held for the check
+	Duplicates int64 `json:"duplicates"`  // records whose call_id was seen before
+	Unchecked  int64 `json:"unchecked"`   // records past the cap, not checked
+	MissingID  int64 `json:"missing_id"`  // records without a call_id
+	Cap        int   `json:"cap"`
+}
+
+// BadInput is what could not be read as records.
+type BadInput struct {
+	GarbledLines int64     `json:"garbled_lines"`
+	FirstGarbled []BadLine `json:"first_garbled"`
+	TornTails    int64     `json:"torn_tails"`
+	TornSources  []string  `json:"torn_sources"` // the first few
+}
+
+// BadLine is one line that is not a record.
+type BadLine struct {
+	Source  string `json:"source"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// Verdicts of a checklist item.
+const (
+	Met        = "met"
+	NotMet     = "not met"
+	NoData     = "no data"
+	NotChecked = "not checked"
+)
+
+// Check is one item of the evidence-review checklist: what the plan asks,
+// the figure the records give, and whether it is met.
+type Check struct {
+	ID      string `json:"id"`
+	Item    string `json:"item"`
+	Figure  string `json:"figure"`
+	Verdict string `json:"verdict"` // Met, NotMet, NoData or NotChecked
+}

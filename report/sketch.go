@@ -1,0 +1,276 @@
+package report
+
+import (
+	"hash/maphash"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxKeyBytes bounds a key kept from a record (a method, a model, a trace
+// id): record contents are untrusted, and one 60 MiB method name must not
+// stay in memory for the whole run.
+const maxKeyBytes = 256
+
+// keyOf returns s cut to maxKeyBytes on a rune boundary; a cut key is a
+// copy, so the long original can be freed.
+func keyOf(s string) string {
+	if len(s) <= maxKeyBytes {
+		return s
+	}
+	cut := maxKeyBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.Clone(s[:cut]) + "…"
+}
+
+// counter counts occurrences of at most max distinct keys; occurrences of
+// keys that arrive once it is full are counted in other.
+type counter struct {
+	max   int
+	m     map[string]int64
+	other int64
+}
+
+func newCounter(max int) *counter { return &counter{max: max, m: make(map[string]int64)} }
+
+func (c *counter) add(key string, n int64) {
+	key = keyOf(key)
+	if _, ok := c.m[key]; ok || len(c.m) < c.max {
+		c.m[key] += n
+		return
+	}
+	c.other += n
+}
+
+// sorted returns the counts, largest first, ties by name.
+func (c *counter) sorted() []Count {
+	out := make([]Count, 0, len(c.m))
+	for k, n := range c.m {
+		out = append(out, Count{Name: k, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Latency histogram: log-spaced buckets in the manner of DDSketch. A value
+// v lands in bucket ceil(log_γ v) with γ = (1+α)/(1-α); the bucket's
+// representative value 2γ^i/(γ+1) is within a relative error α of every
+// value in the bucket. With α = 1% and values from 1 µs to 10^9 ms the
+// histogram has about 1,050 buckets, whatever the number of values.
+const (
+	latencyAlpha = 0.01
+	latencyMinMS = 1e-3 // at or below: the zero bucket
+	latencyMaxMS = 1e9  // above: clamped to the last bucket (11.5 days)
+)
+
+var (
+	latencyGamma    = (1 + latencyAlpha) / (1 - latencyAlpha)
+	latencyLogGamma = math.Log(latencyGamma)
+	latencyOffset   = int(math.Ceil(math.Log(latencyMinMS) / latencyLogGamma))
+	latencyBuckets  = int(math.Ceil(math.Log(latencyMaxMS)/latencyLogGamma)) - latencyOffset + 1
+)
+
+// histogram is a fixed-size log-bucketed histogram of durations in
+// milliseconds; see latencyAlpha for its error bound.
+type histogram struct {
+	counts   []uint32 // allocated on first use
+	zero     int64    // values <= latencyMinMS
+	n        int64
+	min, max float64
+	sum      float64
+}
+
+func (h *histogram) add(ms float64) {
+	if math.IsNaN(ms) || ms < 0 {
+		return
+	}
+	if h.n == 0 || ms < h.min {
+		h.min = ms
+	}
+	if h.n == 0 || ms > h.max {
+		h.max = ms
+	}
+	h.n++
+	h.sum += ms
+	if ms <= latencyMinMS {
+		h.zero++
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]uint32, latencyBuckets)
+	}
+	i := int(math.Ceil(math.Log(ms)/latencyLogGamma)) - latencyOffset
+	i = min(max(i, 0), latencyBuckets-1)
+	if h.counts[i] == math.MaxUint32 {
+		return // four billion in one bucket: the rest of the stream is already told
+	}
+	h.counts[i]++
+}
+
+// quantile returns the nearest-rank q-quantile, within latencyAlpha of the
+// true value at that rank, clamped to the exact minimum and maximum.
+func (h *histogram) quantile(q float64) float64 {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(q * float64(h.n)))
+	rank = min(max(rank, 1), h.n)
+	seen := h.zero
+	if seen >= rank {
+		return h.min
+	}
+	for i, c := range h.counts {
+		seen += int64(c)
+		if seen >= rank {
+			v := 2 * math.Pow(latencyGamma, float64(i+latencyOffset)) / (latencyGamma + 1)
+			return min(max(v, h.min), h.max)
+		}
+	}
+	return h.max
+}
+
+// topK finds the keys seen most often in bounded memory with the
+// Space-Saving algorithm (Metwally et al., 2005): it tracks at most cap
+// keys; a new key, once full, replaces the tracked key with the smallest
+// count and inherits that count as its possible overestimate. While no key
+// was ever replaced the counts are exact. Otherwise every count is an upper
+// bound, too high by at most its err, and err <= N/cap for a stream of N.
+type topK struct {
+	cap      int
+	heap     []*tkEntry // min-heap on count
+	index    map[string]*tkEntry
+	replaced bool
+}
+
+type tkEntry struct {
+	key   string
+	count int64
+	err   int64
+	pos   int
+}
+
+func newTopK(cap int) *topK { return &topK{cap: cap, index: make(map[string]*tkEntry)} }
+
+func (t *topK) add(key string) {
+	key = keyOf(key)
+	if e, ok := t.index[key]; ok {
+		e.count++
+		t.down(e.pos)
+		return
+	}
+	if len(t.heap) < t.cap {
+		e := &tkEntry{key: key, count: 1, pos: len(t.heap)}
+		t.heap = append(t.heap, e)
+		t.index[e.key] = e
+		t.up(e.pos)
+		return
+	}
+	t.replaced = true
+	e := t.heap[0]
+	delete(t.index, e.key)
+	e.key = key
+	e.err = e.count
+	e.count++
+	t.index[e.key] = e
+	t.down(0)
+}
+
+func (t *topK) less(i, j int) bool { return t.heap[i].count < t.heap[j].count }
+
+func (t *topK) swap(i, j int) {
+	t.heap[i], t.heap[j] = t.heap[j], t.heap[i]
+	t.heap[i].pos = i
+	t.heap[j].pos = j
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.less(i, p) {
+			return
+		}
+		t.swap(i, p)
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && t.less(r, l) {
+			c = r
+		}
+		if !t.less(c, i) {
+			return
+		}
+		t.swap(i, c)
+		i = c
+	}
+}
+
+// top returns the k largest, largest first, ties by key.
+func (t *topK) top(k int) []TraceCount {
+	out := make([]TraceCount, 0, len(t.heap))
+	for _, e := range t.heap {
+		out = append(out, TraceCount{TraceID: e.key, Records: e.count, MaxOvercount: e.err})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Records != out[j].Records {
+			return out[i].Records > out[j].Records
+		}
+		return out[i].TraceID < out[j].TraceID
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// minCount is the smallest tracked count: the bound on any overestimate.
+func (t *topK) minCount() int64 {
+	if len(t.heap) == 0 {
+		return 0
+	}
+	return t.heap[0].count
+}
+
+// idSet finds repeated call ids exactly (up to 64-bit hash collisions,
+// about one chance in 3·10^7 at a million ids) for the first max distinct
+// ids; ids seen after that are not checked.
+type idSet struct {
+	max       int
+	seed      maphash.Seed
+	seen      map[uint64]struct{}
+	dups      int64
+	unchecked int64
+}
+
+func newIDSet(max int) *idSet {
+	return &idSet{max: max, seed: maphash.MakeSeed(), seen: make(map[uint64]struct{})}
+}
+
+func (s *idSet) add(id string) {
+	h := maphash.String(s.seed, id)
+	if _, ok := s.seen[h]; ok {
+		s.dups++
+		return
+	}
+	if len(s.seen) >= s.max {
+		s.unchecked++
+		return
+	}
+	s.seen[h] = struct{}{}
+}
