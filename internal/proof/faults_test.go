@@ -39,7 +39,7 @@ func (f fault) String() string { return faultNames[f] }
 
 // faultWeights: how often each fault is drawn, out of 100. Stalls are
 // rare because each one costs a client deadline.
-var faultWeights = [numFaults]int{40, 8, 8, 8, 8, 2, 10, 8, 8}
+var faultWeights = [numFaults]int{41, 8, 8, 8, 8, 1, 10, 8, 8}
 
 // faultFor draws the fault of attempt (0-based) of call from seed: the
 // same call gets the same sequence of faults in every run with the seed,
@@ -78,6 +78,13 @@ func newFaultServer(t testing.TB, seed uint64) *faultServer {
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// forget drops the log; the server itself lives until the test's cleanup.
+func (s *faultServer) forget() {
+	s.mu.Lock()
+	s.log = nil
+	s.mu.Unlock()
 }
 
 // attempts returns what the server answered to call, attempt by attempt.
