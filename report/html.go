@@ -70,7 +70,7 @@ type legendItem struct {
 const (
 	chartWidth  = 760
 	chartLabelW = 260 // the label column
-	chartValueW = 90  // room for the value after the longest bar
+	chartValueW = 150 // room for the value after the longest bar
 	chartTop    = 8
 	chartRowH   = 26
 	chartLabel  = 36 // runes of a label shown
@@ -151,7 +151,7 @@ func latencyChart(ls []Latency) chart {
 	plot := float64(chartWidth - chartLabelW - chartValueW)
 	for i, l := range ls {
 		y := y0 + float64(i*rowH)
-		row := chartRow{Label: cut(l.Method, chartLabel), Full: l.Method, LabelX: chartLabelW - 8, LabelY: y + 22}
+		row := chartRow{Label: cut(l.Method, chartLabel), Full: l.Method, LabelX: chartLabelW - 8, LabelY: y + 24}
 		var end float64
 		for j, q := range []struct {
 			name string
@@ -216,6 +216,7 @@ th,td{border:1px solid #e1e4ea;padding:5px 9px;text-align:left;vertical-align:to
 th{background:#eef0f4;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td code{font-size:13px;word-break:break-all}
+table.narrow{width:auto;min-width:40%}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:13px;white-space:nowrap}
 .v.met{background:#d8f3dc;color:#1b5e20}.v.notmet{background:#fde2e1;color:#8a1c1c}.v.nodata{background:#eceff3;color:#4a5261}
 figure{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:10px 0 16px;padding:10px}
@@ -296,7 +297,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 
 <h2>Retries</h2>
 <p class="note">Records retried: {{num .R.Retries.RetriedRecords}}, with {{num .R.Retries.ExtraAttempts}} attempts beyond the first in all; each retried call is one record.</p>
-<table>
+<table class="narrow">
 <tr><th class="n">Attempts</th><th class="n">Records</th></tr>
 {{- range .R.Retries.Histogram}}
 <tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
@@ -328,7 +329,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 
 <h2>Depth</h2>
-<table>
+<table class="narrow">
 <tr><th class="n">Depth</th><th class="n">Records</th></tr>
 {{- range .R.Depth}}{{if .Count}}
 <tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
