@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/llmhistory/llmhistory/report"
+)
+
+func init() {
+	register("report", "build the evidence report from JSONL history files", runReport)
+}
+
+const reportAbout = `Report reads the history records of each FILE (JSON Lines, as the JSONL
+sink writes them; - or none: standard input) and writes the evidence report:
+the evidence-review checklist with a verdict per item, the history
+telemetry rates, query pattern tags with examples, calls, errors, retries,
+latency, tokens, depth, the largest traces and any bad input. Memory stays
+bounded whatever the size of the input.
+
+Every FILE is opened before any is read: one that cannot be opened stops
+the run (exit 1) with nothing written. A line that is not a record is
+reported on standard error as FILE:LINE: reason (the first 20), counted in
+the report, and skipped; so is a torn last line left by a crash. Neither
+changes the exit status: 0 when the report was written, 1 when an input
+could not be read or the report not written, 2 for bad flags.
+
+On a terminal, a progress line shows records per second for large inputs.`
+
+// maxWarnings bounds the garbled lines reported one by one on stderr; the
+// report counts them all.
+const maxWarnings = 20
+
+func runReport(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("report", "[flags] [FILE...]", reportAbout, io)
+	format := fs.String("format", "markdown", "output `format`: markdown, json or html")
+	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
+	top := fs.Int("top", 10, "list the `N` largest traces")
+	minEvidence := fs.Int("min-evidence", 100, "records with program_source that make the evidence stream sufficient (`N`)")
+	if code := parseFlags(fs, args, io); code >= 0 {
+		return code
+	}
+	var write reportWriter
+	switch *format {
+	case "markdown", "md":
+		write = (*report.Report).WriteMarkdown
+	case "json":
+		write = (*report.Report).WriteJSON
+	case "html":
+		write = (*report.Report).WriteHTML
+	default:
+		fmt.Fprintf(io.err, "llmhistory report: unknown format %q (want markdown, json or html)\n", *format)
+		return exitUsage
+	}
+
+	sources, size, closeAll, err := openSources(fs.Args(), io.in)
+	defer closeAll()
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory report:", err)
+		return exitFailure
+	}
+
+	var warned, unwarned int
+	prog := newProgress(io.err, size)
+	opts := report.Options{
+		TopTraces:   *top,
+		MinEvidence: *minEvidence,
+		Progress:    prog.update,
+		OnBadLine: func(source string, line int, err error) {
+			if warned == maxWarnings {
+				unwarned++
+				return
+			}
+			warned++
+			prog.clear()
+			fmt.Fprintf(io.err, "%s:%d: %v\n", source, line, err)
+		},
+	}
+	r, err := report.Build(ctx, opts, sources...)
+	prog.clear()
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory report:", err)
+		return exitFailure
+	}
+	if unwarned > 0 {
+		fmt.Fprintf(io.err, "llmhistory report: %d more lines that are not records\n", unwarned)
+	}
+	for _, src := range r.BadInput.TornSources {
+		fmt.Fprintf(io.err, "%s: torn last line (a crash in mid-write?) skipped\n", src)
+	}
+
+	if *out == "" {
+		err = write(r, io.out)
+	} else {
+		err = writeFileAtomic(*out, r, write)
+	}
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory report:", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// openSources opens every file, or none: on the first failure it returns
+// the error, having closed what it opened. "-" is stdin. size is the total
+// size of the regular files.
+func openSources(names []string, stdin io.Reader) (sources []report.Source, size int64, closeAll func(), err error) {
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	var files []*os.File
+	closeAll = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, name := range names {
+		if name == "-" {
+			sources = append(sources, report.Source{Name: "<stdin>", R: stdin})
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, closeAll, err
+		}
+		files = append(files, f)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, 0, closeAll, err
+		}
+		if st.IsDir() {
+			return nil, 0, closeAll, fmt.Errorf("%s: is a directory", name)
+		}
+		if st.Mode().IsRegular() {
+			size += st.Size()
+		}
+		sources = append(sources, report.Source{Name: name, R: f})
+	}
+	return sources, size, closeAll, nil
+}
+
+// reportWriter writes a report in one format.
+type reportWriter func(*report.Report, io.Writer) error
+
+// writeFileAtomic writes r to path through a temporary file in the same
+// directory, so a failed write never leaves half a report behind.
+func writeFileAtomic(path string, r *report.Report, write reportWriter) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename, a no-op
+	err = write(r, tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return err
+}
+
+// Progress is shown on a terminal only, and only for an input worth
+// waiting for: more than progressBytes, or still being read after
+// progressAfter.
+const (
+	progressBytes = 8 << 20
+	progressAfter = time.Second
+)
+
+type progress struct {
+	w     io.Writer // nil: not a terminal
+	size  int64
+	shown bool
+}
+
+func newProgress(w io.Writer, size int64) *progress {
+	p := &progress{size: size}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.w = w
+		}
+	}
+	return p
+}
+
+func (p *progress) update(pr report.Progress) {
+	if p.w == nil || (p.size <= progressBytes && pr.Elapsed < progressAfter) || pr.Elapsed <= 0 {
+		return
+	}
+	rate := float64(pr.Records) / pr.Elapsed.Seconds()
+	line := fmt.Sprintf("llmhistory report: %s records, %s records/s", group(pr.Records), group(int64(rate)))
+	if p.size > 0 {
+		line += fmt.Sprintf(", %d%%", min(100, pr.Bytes*100/p.size))
+	}
+	fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+	p.shown = true
+}
+
+// clear removes the progress line, if any, so that what follows starts on
+// a clean line.
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}
+
+// group writes n with thousands separators.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
