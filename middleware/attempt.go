@@ -41,6 +41,7 @@ type attempt struct {
 	key     string // identifies the logical call across attempts
 	claimed *held  // earlier failed attempts of the same logical call
 	inner   atomic.Int32
+	guided  bool // the body sent carries the history preview
 
 	parsed bool
 	prov   providers.Provider
@@ -65,9 +66,8 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	if req.URL != nil {
 		a.url = *req.URL
 	}
-	var body io.ReadCloser
-	var getBody func() (io.ReadCloser, error)
-	a.reqBody, a.reqCut, a.pooled, body, getBody = r.captureRequest(req)
+	c := r.captureRequest(req)
+	a.reqBody, a.reqCut, a.pooled = c.buf, c.cut, c.pooled
 
 	a.callID = CallIDFrom(ctx)
 	explicit := a.callID != ""
@@ -100,11 +100,28 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	// A shallow copy: nothing below the recorder may change the request
 	// (the RoundTripper contract), so its header map can be shared.
 	out = req.WithContext(context.WithValue(ctx, attemptsKey{}, &a.inner))
-	if body != nil {
-		out.Body, out.GetBody = body, getBody
+	if c.body != nil {
+		out.Body, out.GetBody = c.body, c.getBody
+	}
+	if r.cfg.previewLatest > 0 {
+		// After the key: a retry resent by the caller matches the
+		// caller's body, whatever the preview says by then.
+		r.addPreview(a, req, out, &c)
 	}
 	r.inflight.Add(1)
 	return a, out
+}
+
+// captured is what captureRequest took of a request body.
+type captured struct {
+	buf    []byte  // the body, or its head when cut
+	cut    bool    // the body is longer than the cap
+	whole  bool    // buf is the entire body, read without error
+	pooled *[]byte // buf's pool buffer, if any
+
+	// body and getBody replace the request's when body is not nil.
+	body    io.ReadCloser
+	getBody func() (io.ReadCloser, error)
 }
 
 // captureRequest copies up to the cap of the request body for parsing,
@@ -112,37 +129,40 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 // copy and the request keeps its body; without, it reads the body itself
 // and returns a replacement that replays the same bytes (and, when the
 // whole body fit, a GetBody so redirects and retries can resend it).
-func (r *Recorder) captureRequest(req *http.Request) (captured []byte, cut bool, pooled *[]byte, body io.ReadCloser, getBody func() (io.ReadCloser, error)) {
+func (r *Recorder) captureRequest(req *http.Request) (c captured) {
 	if req.Body == nil || req.Body == http.NoBody {
-		return nil, false, nil, nil, nil
+		return c
 	}
 	limit := r.cfg.maxReq
 	if req.GetBody != nil {
 		rc, err := req.GetBody()
 		if err != nil {
-			return nil, false, nil, nil, nil
+			return c
 		}
 		defer rc.Close()
-		pooled = bufPool.Get().(*[]byte)
-		buf, more, _ := readUpTo(rc, (*pooled)[:0], limit)
-		*pooled = buf
-		return buf, more, pooled, nil, nil
+		c.pooled = bufPool.Get().(*[]byte)
+		buf, more, err := readUpTo(rc, (*c.pooled)[:0], limit)
+		*c.pooled = buf
+		c.buf, c.cut, c.whole = buf, more, !more && err == nil
+		return c
 	}
 	buf, more, err := readUpTo(req.Body, nil, limit)
+	c.buf, c.cut = buf, more
 	switch {
 	case err != nil:
 		// The body broke while we read it; the transport must see the same.
 		req.Body.Close()
-		body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
+		c.body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
 	case more:
 		// Too long to keep: what we read, then the rest, unread.
-		body = readCloser{io.MultiReader(bytes.NewReader(buf), req.Body), req.Body}
+		c.body = readCloser{io.MultiReader(bytes.NewReader(buf), req.Body), req.Body}
 	default:
 		req.Body.Close()
-		body = io.NopCloser(bytes.NewReader(buf))
-		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
+		c.whole = true
+		c.body = io.NopCloser(bytes.NewReader(buf))
+		c.getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
 	}
-	return buf, more, nil, body, getBody
+	return c
 }
 
 type readCloser struct {
@@ -298,6 +318,7 @@ func (a *attempt) finish(f finishInfo) {
 			j.hold = &held{key: a.key, start: a.firstStart(), attempts: a.attempts(), ctx: context.WithoutCancel(a.ctx)}
 		}
 	}
+	r.tracePending(a.trace, 1) // undone by process
 	r.work.submit(j)
 	if j.hold != nil {
 		r.hold(j.hold) // after submit: the record is built before it can expire

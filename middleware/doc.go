@@ -58,4 +58,44 @@
 // key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies
 // and error messages become [REDACTED] before a record exists ([Redact]).
 // [WithRedactor] adds a hook of your own.
+//
+// # The history preview
+//
+// One opt-in exception to "the call is sacred": [WithHistoryPreview] makes
+// the recorder tell the model that its history exists. Each chat request
+// gets [HistoryGuidance] (the history is available as structured records
+// under conversation_history; filter and query it directly; optional
+// fields may be absent) and a bounded preview of its conversation, made
+// from the in-memory history of the request's trace:
+//
+//	History: 5 records in this conversation (trace t-1). Latest:
+//	- 12:01:01 user openai.chat.completions.create model=gpt-4o ok chat.completion 640ms
+//	- 12:01:02 agent openai.chat.completions.create model=gpt-4o error rate_limit attempts=3 2105ms
+//	- 12:01:03 tool openai.chat.completions.create model=gpt-4o ok chat.completion 812ms
+//
+// The lines hold no payload (no args, kwargs, output, program source or
+// error message), at most 160 bytes each, secrets redacted. Calls without
+// a trace share one conversation: the records made without a trace. A
+// call whose conversation has a call that ended but is not in the history
+// yet waits up to 50ms for it, so an agent's next step sees its last.
+//
+// The guidance goes where each API takes it: a system message inserted
+// first in an OpenAI chat completion's messages; a Responses API call's
+// instructions (after the caller's, separated by a blank line); a part
+// appended to a Gemini generateContent or streamGenerateContent call's
+// systemInstruction, added when absent. The endpoint is known from the
+// provider that recognizes the URL, in the recorder's order, so a provider
+// of your own that claims it first keeps its calls untouched. The edit is
+// one insertion: every other byte of the body is sent as the caller made
+// it. A body that is not JSON of the expected shape, declares another
+// Content-Type or a Content-Encoding, or is longer than the capture cap
+// goes untouched, and so does every call on any failure of the preview.
+//
+// The caller's request is not changed: the clone sent carries the new
+// body, ContentLength, Content-Length header (when the caller set one)
+// and a GetBody that replays the edited body, so [Retry] inside the
+// recorder resends it rather than adding the guidance again. The record
+// holds what was sent, the guidance included in args, and
+// history_guidance is true; the dedup key keeps the caller's body, so a
+// request resent by an SDK still folds into the same record.
 package middleware

@@ -2,11 +2,13 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/llmhistory/llmhistory/middleware"
 )
@@ -79,4 +81,51 @@ func ExampleRedact() {
 	fmt.Println(middleware.Redact("calling https://host/v1?key=abc123 with Bearer sk-abcdefghijklmnopqrstuvwxyz"))
 	// Output:
 	// calling https://host/v1?key=[REDACTED] with Bearer [REDACTED]
+}
+
+// With the history preview, each chat request carries the guidance and a
+// summary of the conversation's latest calls, as a system message first.
+func ExampleWithHistoryPreview() {
+	var system []string // what the model received, call by call
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.Unmarshal(body, &req)
+		if req.Messages[0].Role == "system" {
+			_, preview, _ := strings.Cut(req.Messages[0].Content, "\n\n") // after the guidance
+			system = append(system, preview)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"chat.completion","model":"gpt-4o-mini"}`)
+	}))
+	defer srv.Close()
+
+	clock := func() time.Time { return time.Date(2025, 3, 1, 12, 1, 3, 0, time.UTC) }
+	rec := middleware.NewRecorder(middleware.WithHistoryPreview(3), middleware.WithClock(clock))
+	defer rec.Close()
+	client := rec.Client(nil)
+
+	ctx := middleware.WithTrace(context.Background(), "conversation-1")
+	for _, q := range []string{"Hi", "And then?"} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"`+q+`"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for _, s := range system {
+		fmt.Println(s)
+	}
+	fmt.Println("guidance recorded:", rec.History().Records()[1].HistoryGuidance)
+	// Output:
+	// History: 0 records in this conversation (trace conversation-1).
+	// History: 1 record in this conversation (trace conversation-1). Latest:
+	// - 12:01:03 user openai.chat.completions.create model=gpt-4o-mini ok chat.completion
+	// guidance recorded: true
 }

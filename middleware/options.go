@@ -35,6 +35,9 @@ type config struct {
 	detector    *detect.Detector
 	programSrc  bool
 	storeOutput bool
+	// previewLatest is how many records the history preview summarizes;
+	// zero means no preview (WithHistoryPreview).
+	previewLatest int
 }
 
 // WithSink adds a sink that receives every record. It may be given

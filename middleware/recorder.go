@@ -48,6 +48,11 @@ type Recorder struct {
 	closeE  error
 	once    sync.Once
 
+	// ended calls per trace whose records are not yet in the history:
+	// a preview waits for them only (WithHistoryPreview; nil without)
+	pendMu    sync.Mutex
+	pendTrace map[string]int
+
 	inflight                              atomic.Int64
 	recorded, dropped, sinkErrors, panics atomic.Uint64
 	logged                                sync.Map // kinds of trouble already logged
@@ -73,6 +78,9 @@ func NewRecorder(opts ...Option) *Recorder {
 		hashSeed: maphash.MakeSeed(),
 		open:     make(map[*body]struct{}),
 		held:     make(map[string][]*held),
+	}
+	if cfg.previewLatest > 0 {
+		r.pendTrace = make(map[string]int)
 	}
 	if len(cfg.sinks) > 0 {
 		r.fanout = record.NewFanout(cfg.sinks...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
@@ -77,6 +78,31 @@ func (q *workQueue) wait() {
 	q.progress.Unlock()
 }
 
+// waitUpTo is wait, for at most d.
+func (q *workQueue) waitUpTo(d time.Duration) {
+	q.mu.Lock()
+	target := q.submitted
+	q.mu.Unlock()
+	q.progress.Lock()
+	defer q.progress.Unlock()
+	if q.processed >= target {
+		return // the usual case: nothing to wait for, no timer
+	}
+	expired := false
+	t := time.AfterFunc(d, func() {
+		q.progress.Lock()
+		expired = true
+		q.cond.Broadcast()
+		q.progress.Unlock()
+	})
+	defer t.Stop()
+	q.waiters++
+	for q.processed < target && !expired {
+		q.cond.Wait()
+	}
+	q.waiters--
+}
+
 func (q *workQueue) pending() int {
 	q.mu.Lock()
 	s := q.submitted
@@ -121,6 +147,7 @@ func (r *Recorder) process(j *job) {
 		return
 	}
 	a := j.a
+	defer r.tracePending(a.trace, -1)
 	var res providers.Result
 	if j.res != nil {
 		res = *j.res
@@ -165,6 +192,8 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		Usage:        res.Usage,
 		Truncated:    a.call.Truncated,
 		Attempts:     a.attempts(),
+
+		HistoryGuidance: a.guided,
 	}
 	if !res.Outcome.OK {
 		rec.ErrorMessage = clipMessage(Redact(res.ErrorMessage))
