@@ -29,7 +29,7 @@ type Options struct {
 	// own (about 4 KiB each); default 100. The rest share one, "(other)".
 	MaxLatencyMethods int
 	// MaxCallIDs caps the distinct call ids held for the duplicate check;
-	// default 1,048,576 (about 16 MiB). Later records are not checked.
+	// default 1,048,576 (about 40 MiB when full). Later records are not checked.
 	MaxCallIDs int
 	// MaxBadLines is how many garbled lines and torn sources are kept for
 	// the report; default 10. All are counted.

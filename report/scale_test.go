@@ -128,7 +128,7 @@ func TestHeap100k(t *testing.T) {
 	require.Less(t, held, uint64(8<<20), "heap held after 100k records")
 }
 
-// A million records (about 800 MiB of JSONL) are reported with the heap
+// A million records (about 850 MiB of JSONL) are reported with the heap
 // bounded by the caps. Set LLMHISTORY_LONG=1 to run it.
 func TestHeap1M(t *testing.T) {
 	if os.Getenv("LLMHISTORY_LONG") == "" || testing.Short() || raceEnabled {
