@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -329,22 +330,76 @@ func (b *Builder) addHistory(r record.Record) {
 }
 
 // findExamples scans r's program source once for the spans of the tags
-// still without an example.
+// still without an example. The recorder keeps either the model's text or
+// a tool call's JSON arguments; in the second case the code is a string
+// inside the JSON, and the spans are taken from that string.
 func (b *Builder) findExamples(r record.Record, tags []detect.Tag) {
-	src := r.ProgramSource
-	res := detect.Scan(src, detect.Guess(src))
-	for _, tag := range tags {
-		for _, f := range res.Findings {
-			if f.Tag != tag {
+	for _, src := range codeTexts(r.ProgramSource) {
+		res := detect.ScanOutput(src)
+		for _, tag := range tags {
+			ex := b.examples[tag.String()]
+			if ex.span != "" {
 				continue
 			}
-			if span := spanOf(src, f.Line, f.EndLine); span != "" {
-				ex := b.examples[tag.String()]
-				ex.span, ex.callID = span, keyOf(r.CallID)
-				break
+			for _, f := range res.Findings {
+				if f.Tag != tag {
+					continue
+				}
+				if span := spanOf(src, f.Line, f.EndLine); span != "" {
+					ex.span, ex.callID = span, keyOf(r.CallID)
+					break
+				}
 			}
 		}
 	}
+}
+
+// maxCodeTexts bounds the strings taken from one tool call's arguments.
+const maxCodeTexts = 8
+
+// codeTexts returns the texts of src to scan: the string values of a JSON
+// object or array that mention the history (a tool call's arguments), or
+// else src itself.
+func codeTexts(src string) []string {
+	t := strings.TrimSpace(src)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return []string{src}
+	}
+	var v any
+	if json.Unmarshal([]byte(t), &v) != nil {
+		return []string{src}
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		if len(out) >= maxCodeTexts {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if strings.Contains(x, detect.DefaultName) {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys) // the same example on every run
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+	if len(out) == 0 {
+		return []string{src}
+	}
+	return out
 }
 
 // spanOf returns lines from..to (1-based) of src as one line: spaces

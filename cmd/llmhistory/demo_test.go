@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/report"
+)
+
+// TestDemoOffline runs the demo as a newcomer would, on the embedded fake
+// providers, and checks the history file holds what the demo promises.
+func TestDemoOffline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	code, stdout, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "a fake OpenAI server at http://127.0.0.1:")
+	assert.Contains(t, stderr, "a fake Gemini server at http://127.0.0.1:")
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey} {
+		assert.NotContains(t, string(data), key, "a key reached the history file")
+	}
+	assert.Contains(t, string(data), "[REDACTED]")
+
+	recs, err := record.ReadJSONL(bytes.NewReader(data))
+	require.NoError(t, err)
+	require.Len(t, recs, 8, "one record per logical call")
+
+	byID := map[string]record.Record{}
+	var retried, tool, nested, oaStream, gmStream, failed, redacted []record.Record
+	for _, r := range recs {
+		byID[r.CallID] = r
+		assert.Equal(t, recs[0].TraceID, r.TraceID, "one trace")
+		assert.True(t, r.HistoryRecordAppended)
+		assert.True(t, r.HistoryGuidance, "every chat call carried the guidance")
+		switch {
+		case r.Attempts == 2:
+			retried = append(retried, r)
+		case r.HistoryAccessDetected:
+			tool = append(tool, r)
+		case r.ParentCallID != "":
+			nested = append(nested, r)
+		case r.MethodName == "gemini.models.streamGenerateContent":
+			gmStream = append(gmStream, r)
+		case !r.Outcome.OK:
+			failed = append(failed, r)
+		case gjson.GetBytes(r.Kwargs, "stream").Bool():
+			oaStream = append(oaStream, r)
+		case strings.Contains(string(r.Args), "[REDACTED]"):
+			redacted = append(redacted, r)
+		}
+	}
+	require.Len(t, retried, 1, "the 429 and its retry fold into one record")
+	assert.True(t, retried[0].Outcome.OK)
+
+	require.Len(t, tool, 1)
+	assert.Subset(t, tool[0].HistoryQueryPatterns, []string{"filter", "map", "slice", "count"})
+	assert.Contains(t, tool[0].ProgramSource, "conversation_history")
+
+	require.Len(t, nested, 1)
+	assert.Equal(t, tool[0].CallID, nested[0].ParentCallID)
+	require.NotNil(t, nested[0].Depth)
+	assert.Equal(t, 1, *nested[0].Depth)
+	assert.Equal(t, record.SpeakerTool, nested[0].Speaker)
+	assert.Equal(t, "gemini.models.generateContent", nested[0].MethodName)
+
+	require.Len(t, oaStream, 1)
+	assert.Equal(t, "stop", oaStream[0].Outcome.FinishReason)
+	require.NotNil(t, oaStream[0].Usage, "usage from the stream's last chunk")
+	require.Len(t, gmStream, 1)
+	require.NotNil(t, gmStream[0].Usage)
+	assert.Equal(t, 17, gmStream[0].Usage.OutputTokens)
+
+	require.Len(t, failed, 1)
+	assert.Equal(t, record.ErrorNotFound, failed[0].ErrorType)
+	assert.Equal(t, 404, failed[0].Outcome.HTTPStatus)
+	require.Len(t, redacted, 1)
+
+	// The report on stdout is the one built from the file.
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.Equal(t, int64(8), rep.Summary.Records)
+	assert.Equal(t, int64(9), rep.Summary.Calls, "8 logical calls, one of them tried twice")
+	for _, p := range rep.Patterns {
+		assert.NotEmpty(t, p.Example, "an example span for %s", p.Tag)
+	}
+	verdicts := map[string]string{}
+	for _, c := range rep.Checklist {
+		verdicts[c.ID] = c.Verdict
+	}
+	for _, id := range []string{"append_success", "guidance_presence", "access_detected", "no_duplicates", "retries_collapsed"} {
+		assert.Equal(t, report.Met, verdicts[id], id)
+	}
+}
+
+func TestDemoBadFlags(t *testing.T) {
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "psychic")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "-provider must be auto, fake or real")
+
+	code, _, stderr = runCmd(t, "", "demo", "-format", "pdf")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "-format must be")
+
+	t.Setenv("OPENAI_API_KEY", "")
+	code, _, stderr = runCmd(t, "", "demo", "-provider", "real", "-o", filepath.Join(t.TempDir(), "h.jsonl"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "needs OPENAI_API_KEY and GEMINI_API_KEY")
+}
+
+func TestDemoUnwritableFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "history.jsonl")
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "llmhistory demo: ")
+	assert.Contains(t, stderr, "no such file or directory")
+	assert.NotContains(t, stderr, "goroutine", "no stack trace")
+}
