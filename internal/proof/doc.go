@@ -41,7 +41,6 @@
 //	LLMHISTORY_LONG=1 go test -race -count=1 -run TestMemory -v ./internal/proof           # 100 MiB and 100,000 calls under -race too
 //	LLMHISTORY_LONG=1 go test -count=1 -run TestJSONLSurvivesSIGKILL -v ./record           # 40 kills instead of 6
 //	go test -run '^$' -bench StreamEventLatency -count 6 ./internal/proof | tee new.txt     # then: benchstat new.txt
-//	LLMHISTORY_BUGS=1 go test -count=1 -run 'TestBug|TestSoak' ./internal/proof            # fail on known, unfixed bugs
 //
 // LLMHISTORY_SOAK_CALLS sets the number of logical calls of the soak
 // (default 1,000 per run, 100,000 with LLMHISTORY_SOAK=1), and

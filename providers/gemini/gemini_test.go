@@ -407,18 +407,29 @@ func TestParseResponseOtherMethods(t *testing.T) {
 		assert.True(t, res.Finished, "whole JSON is the end")
 
 		res = p.ParseResponse(&providers.Call{MethodName: tt.method}, response(200, []byte(tt.body[:10])))
-		assert.Equal(t, record.Success(tt.class), res.Outcome)
+		assert.Equal(t, record.Failure(record.ErrorDecode), res.Outcome, "half a JSON document is not a response")
 		assert.False(t, res.Finished)
 	}
 }
 
 func TestParseResponseUnreadable(t *testing.T) {
-	for _, body := range []string{``, `not json`, `{"candidates":[`, `<html>`, `42`, `"s"`, `{"candidates":"x","usageMetadata":7}`} {
+	// JSON of an unexpected shape, or nothing: the call worked as far as
+	// the wire tells.
+	for _, body := range []string{``, `42`, `"s"`, `{"candidates":"x","usageMetadata":7}`} {
 		res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(body)))
 		assert.True(t, res.Outcome.OK, body)
 		assert.Equal(t, "generate_content_response", res.Outcome.ValueClass)
 		assert.Empty(t, res.ErrorMessage)
 		assert.Nil(t, res.Usage)
+	}
+	// Bytes that are not JSON: genai fails to decode them, and so does the
+	// record.
+	for _, body := range []string{`not json`, `{"candidates":[`, `<html>`, "\x00\xff garbage"} {
+		res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(body)))
+		assert.False(t, res.Outcome.OK, body)
+		assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType, body)
+		assert.Contains(t, res.ErrorMessage, "not JSON")
+		assert.NotContains(t, res.ErrorMessage, body, "the body is not quoted")
 	}
 }
 

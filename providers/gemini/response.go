@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/tidwall/gjson"
 
@@ -59,6 +60,15 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 			a.finished = true // countTokens and embeddings have no finish reason
 		}
 	}
+	if a.chunks == 0 && !resp.Truncated && len(body) > 0 {
+		// Bytes, but no response in them: genai fails to decode this.
+		return providers.Result{
+			Outcome:      record.Failure(record.ErrorDecode),
+			ErrorMessage: "the response is not JSON (" + strconv.Itoa(len(body)) + " bytes)",
+			// Not Finished: a body the caller stopped reading half way
+			// is incomplete, not undecodable.
+		}
+	}
 	return a.result()
 }
 
@@ -109,6 +119,7 @@ type assembler struct {
 	blockMsg string
 	finished bool
 	failed   bool
+	chunks   int // JSON responses read
 }
 
 // scan reads the events of a server-sent stream: each "data:" line holds a
@@ -145,6 +156,7 @@ func frameStart(b []byte) int {
 // chunk reads one GenerateContentResponse, or an object holding an error,
 // raw being its bytes, in one pass over its top level.
 func (a *assembler) chunk(root gjson.Result, raw []byte) {
+	a.chunks++
 	var candidates, usage, feedback, errObj gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -382,4 +383,36 @@ func FuzzParseResponse(f *testing.F) {
 			t.Fatalf("status %d is not ok", status)
 		}
 	})
+}
+
+// A 2xx that is not JSON is nothing go-openai or openai-go can decode: the
+// record says decode, not success. Endpoints that answer with other bytes
+// (audio, files) are not judged.
+func TestParseResponseNotJSON(t *testing.T) {
+	p := openai.Provider{}
+	for _, tc := range []struct {
+		name, method string
+		stream       bool
+		body         string
+		ok           bool
+	}{
+		{"chat garbage", openai.MethodChat, false, "<html>\x00\xff {{{", false},
+		{"chat half a document", openai.MethodChat, false, `{"id":"chatcmpl-1","choices":[`, false},
+		{"chat empty", openai.MethodChat, false, "", true},
+		{"stream garbage", openai.MethodChat, true, "<html>\x00\xff {{{", false},
+		{"stream of events", openai.MethodChat, true, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n\n", true},
+		{"embeddings garbage", openai.MethodEmbeddings, false, "garbage", false},
+		{"other endpoint, other bytes", "openai.audio.speech.create", false, "ID3\x04\x00binary", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := p.ParseResponse(&providers.Call{MethodName: tc.method, Stream: tc.stream},
+				&providers.Response{StatusCode: 200, Stream: tc.stream, Body: []byte(tc.body)})
+			assert.Equal(t, tc.ok, res.Outcome.OK, "%+v", res.Outcome)
+			if !tc.ok {
+				assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType)
+				assert.Equal(t, fmt.Sprintf("the response is not JSON (%d bytes)", len(tc.body)), res.ErrorMessage)
+				assert.False(t, res.Finished, "a half-read body stays incomplete")
+			}
+		})
+	}
 }

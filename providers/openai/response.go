@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -28,8 +29,15 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		return parseStream(call, resp)
 	}
 	body := bytes.TrimSpace(resp.Body)
-	if resp.Truncated || len(body) == 0 || !record.ValidJSON(body) {
-		// Too long to keep whole, or not JSON: the call worked, the detail is lost.
+	if resp.Truncated || len(body) == 0 {
+		// Too long to keep whole, or empty: the call worked, the detail is lost.
+		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
+	}
+	if !record.ValidJSON(body) {
+		if expectsJSON(call.MethodName) {
+			// No SDK can use it: go-openai and openai-go fail to decode.
+			return notJSON(len(body))
+		}
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
 	var (
@@ -88,6 +96,27 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		responseStatus(&res, status.String(), incomplete, errObj, body)
 	}
 	return res
+}
+
+// expectsJSON reports whether a method's successful response is a JSON
+// document, so that anything else is a failure to decode.
+func expectsJSON(method string) bool {
+	switch method {
+	case MethodChat, MethodResponses, MethodCompletions, MethodEmbeddings:
+		return true
+	}
+	return false
+}
+
+// notJSON is the result of a 2xx response a client cannot decode. The
+// body is not quoted: it may be anything, an HTML page or binary.
+func notJSON(n int) providers.Result {
+	return providers.Result{
+		Outcome:      record.Failure(record.ErrorDecode),
+		ErrorMessage: "the response is not JSON (" + strconv.Itoa(n) + " bytes)",
+		// Not Finished: a body the caller stopped reading half way is
+		// incomplete, not undecodable.
+	}
 }
 
 // valueClass is what a successful call of a method returns.

@@ -17,6 +17,7 @@ type stream struct {
 	output  outputSet // Responses API events
 	byItem  map[int64]int
 	chunks  bool // chat or legacy completion chunks were seen
+	events  int  // JSON events read
 	failed  bool
 }
 
@@ -36,6 +37,9 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	}
 	switch {
 	case s.failed:
+	case s.events == 0 && !s.res.Finished && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0:
+		// Bytes, but not one event: nothing a client could read.
+		return notJSON(len(resp.Body))
 	case s.chunks:
 		s.choices.finish(&s.res)
 	default:
@@ -54,6 +58,7 @@ func (s *stream) scan(b []byte) {
 		if len(data) == 0 || data[0] != '{' || !record.ValidJSON(data) {
 			return true
 		}
+		s.events++
 		s.event(wire.Parse(data), data)
 		return !s.failed
 	})
