@@ -17,6 +17,7 @@ const tailSize = 64 << 10
 // tailSize bytes. It never holds more than limit+tailSize bytes.
 type capture struct {
 	limit int
+	size  int // the body's length when known (Content-Length), else 0
 	head  []byte
 	tail  []byte // ring, allocated once the head is full
 	tpos  int    // next write position in tail
@@ -37,6 +38,9 @@ func (c *capture) write(p []byte) {
 	c.total += int64(len(p))
 	if room := c.limit - len(c.head); room > 0 {
 		n := min(room, len(p))
+		if len(c.head)+n > cap(c.head) {
+			c.head = grow(c.head, max(c.size, len(c.head)+n), c.limit)
+		}
 		c.head = append(c.head, p[:n]...)
 		p = p[n:]
 	}

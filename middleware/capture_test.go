@@ -54,7 +54,7 @@ func TestReadUpTo(t *testing.T) {
 		{strings.Repeat("x", 100000), 50000, true},
 	}
 	for _, tt := range tests {
-		got, more, err := readUpTo(iotest.OneByteReader(strings.NewReader(tt.in)), nil, tt.limit)
+		got, more, err := readUpTo(iotest.OneByteReader(strings.NewReader(tt.in)), nil, tt.limit, -1)
 		require.NoError(t, err)
 		assert.Equal(t, tt.wantMore, more, "%d bytes, limit %d", len(tt.in), tt.limit)
 		if !more {
@@ -64,7 +64,7 @@ func TestReadUpTo(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	got, _, err := readUpTo(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), nil, 10)
+	got, _, err := readUpTo(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), nil, 10, -1)
 	assert.ErrorIs(t, err, boom)
 	assert.Equal(t, "abc", string(got))
 }

@@ -253,6 +253,9 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 		return
 	}
 	b := &body{rc: resp.Body, a: a, info: f, cap: newCapture(r.cfg.maxResp)}
+	if resp.ContentLength > 0 {
+		b.cap.size = int(min(resp.ContentLength, int64(r.cfg.maxResp)))
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

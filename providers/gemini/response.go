@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -264,7 +265,12 @@ func (a *assembler) part(part gjson.Result) {
 		a.res.ToolCalls = append(a.res.ToolCalls, tc)
 	}
 	if text.Type == gjson.String && !thought {
-		a.text = append(a.text, text.String()...)
+		t := text.String()
+		if cap(a.text)-len(a.text) < len(t) {
+			// Double, where append grows a large buffer by only 1.25×.
+			a.text = slices.Grow(a.text, max(len(t), cap(a.text)))
+		}
+		a.text = append(a.text, t...)
 	}
 }
 

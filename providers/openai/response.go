@@ -183,7 +183,7 @@ func (c *choiceSet) message(ch gjson.Result) {
 			}
 		case "text": // legacy completions
 			if v.Type == gjson.String {
-				c.text.WriteString(v.String())
+				writeText(&c.text, v.String())
 			}
 		case "message":
 			c.messageFields(v)
@@ -200,11 +200,11 @@ func (c *choiceSet) messageFields(m gjson.Result) {
 				if c.text.Len() > 0 {
 					c.text.WriteByte('\n') // another choice (n > 1)
 				}
-				c.text.WriteString(v.String())
+				writeText(&c.text, v.String())
 			}
 		case "refusal":
 			if v.Type == gjson.String {
-				c.refusal.WriteString(v.String())
+				writeText(&c.refusal, v.String())
 			}
 		case "tool_calls":
 			v.ForEach(func(_, tc gjson.Result) bool {
@@ -240,7 +240,7 @@ func (c *choiceSet) delta(ch gjson.Result) {
 			}
 		case "text": // legacy completions
 			if v.Type == gjson.String && index == 0 {
-				c.text.WriteString(v.String())
+				writeText(&c.text, v.String())
 			}
 		case "delta":
 			d = v
@@ -253,9 +253,9 @@ func (c *choiceSet) delta(ch gjson.Result) {
 	d.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "content":
-			c.text.WriteString(v.String())
+			writeText(&c.text, v.String())
 		case "refusal":
-			c.refusal.WriteString(v.String())
+			writeText(&c.refusal, v.String())
 		case "tool_calls":
 			v.ForEach(func(_, tc gjson.Result) bool {
 				c.fragment(tc)
@@ -380,4 +380,12 @@ func orNull(raw string) string {
 		return "null"
 	}
 	return raw
+}
+
+// writeText appends s to b, growing b by doubling: Grow doubles where
+// WriteString's append grows a large buffer by only 1.25×, which for a
+// long streamed answer allocated about five times its length.
+func writeText(b *strings.Builder, s string) {
+	b.Grow(len(s))
+	b.WriteString(s)
 }
