@@ -181,7 +181,7 @@ func (r *Recorder) previewTarget(a *attempt) previewAPI {
 //
 // It never holds args, kwargs, output, program_source or error messages.
 func (r *Recorder) previewText(trace string) string {
-	tail, total := r.history.TraceTail(trace, r.cfg.previewLatest)
+	tail, total := r.history.TraceSummaries(trace, r.cfg.previewLatest)
 	var b strings.Builder
 	b.Grow(len(HistoryGuidance) + 80 + len(tail)*(maxPreviewLine+1))
 	b.WriteString(HistoryGuidance)

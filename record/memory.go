@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -100,22 +101,36 @@ func (m *Memory) Trace(traceID string) []Record {
 // first, and how many records of that trace are held in all. It is the
 // cheap way to preview a conversation: only the tail is copied.
 func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
+	return m.tail(traceID, n, normalized)
+}
+
+// TraceSummaries is TraceTail without the payloads: the records come
+// without Args, Kwargs, ProgramSource and Output, which are up to hundreds
+// of KiB each, for previews and dashboards that show what happened, not
+// what was said.
+func (m *Memory) TraceSummaries(traceID string, n int) (tail []Record, total int) {
+	return m.tail(traceID, n, summary)
+}
+
+func (m *Memory) tail(traceID string, n int, copyOf func(*Record) Record) (tail []Record, total int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	for i := len(m.ring) - 1; i >= 0; i-- {
+	total = m.traces[traceID]
+	for i := len(m.ring) - 1; i >= 0 && len(tail) < min(n, total); i-- {
 		r := &m.ring[(m.start+i)%len(m.ring)]
-		if r.TraceID != traceID {
-			continue
-		}
-		total++
-		if len(tail) < n {
-			tail = append(tail, normalized(r))
+		if r.TraceID == traceID {
+			tail = append(tail, copyOf(r))
 		}
 	}
-	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
-		tail[i], tail[j] = tail[j], tail[i]
-	}
+	slices.Reverse(tail)
 	return tail, total
+}
+
+// summary copies r without its payloads.
+func summary(r *Record) Record {
+	c := *r
+	c.Args, c.Kwargs, c.ProgramSource, c.Output = nil, nil, "", ""
+	return c.Clone()
 }
 
 func (m *Memory) collect(keep func(*Record) bool) []Record {

@@ -56,6 +56,38 @@ func TestMemoryTraceViews(t *testing.T) {
 	tail, total = m.TraceTail("b", 5)
 	assert.Equal(t, []string{"1", "4"}, ids(tail))
 	assert.Equal(t, 2, total)
+	tail, total = m.TraceTail("none", 3)
+	assert.Empty(t, tail)
+	assert.Zero(t, total)
+}
+
+func TestMemoryTraceSummaries(t *testing.T) {
+	ctx := context.Background()
+	m := record.NewMemory(3) // the oldest of five is let go
+	for i := range 5 {
+		r := fullRecord()
+		r.CallID, r.TraceID = fmt.Sprint(i), "t"
+		r.Output = "the answer"
+		require.NoError(t, m.Append(ctx, r))
+	}
+	sums, total := m.TraceSummaries("t", 2)
+	full, _ := m.TraceTail("t", 2)
+	assert.Equal(t, 3, total, "what is held, not what was ever added")
+	require.Len(t, sums, 2)
+	assert.Equal(t, []string{"3", "4"}, ids(sums))
+	for i, s := range sums {
+		assert.Nil(t, s.Args)
+		assert.Nil(t, s.Kwargs)
+		assert.Empty(t, s.ProgramSource)
+		assert.Empty(t, s.Output)
+		// Everything else is as in the full copy.
+		f := full[i]
+		f.Args, f.Kwargs, f.ProgramSource, f.Output = nil, nil, "", ""
+		assert.Equal(t, f, s)
+	}
+	sums[0].Usage.TotalTokens = -1 // a copy, not the held record
+	again, _ := m.TraceSummaries("t", 2)
+	assert.NotEqual(t, -1, again[0].Usage.TotalTokens)
 }
 
 func TestMemoryCopiesInAndOut(t *testing.T) {
