@@ -86,10 +86,17 @@ func ClassifyError(status int, body []byte) (errorType, message string) {
 	for _, d := range e.Details {
 		reasons = append(reasons, d.Reason)
 	}
-	if t := typeFromFields(code, e.Type, e.Status, reasons, e.Message); t != "" {
+	if t := typeFromFields(code, e.Type, e.Status, reasons, e.Message); t != "" && !vaguer(t, errorType) {
 		errorType = t
 	}
 	return errorType, clip(e.Message)
+}
+
+// vaguer reports whether the body's type says less than the status did:
+// OpenAI answers an overload (503) and a gateway timeout (504) with the
+// catch-all "server_error", which must not hide them.
+func vaguer(fromBody, fromStatus string) bool {
+	return fromBody == record.ErrorServer && (fromStatus == record.ErrorOverloaded || fromStatus == record.ErrorTimeout)
 }
 
 func typeFromFields(code, typ, status string, reasons []string, message string) string {

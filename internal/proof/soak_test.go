@@ -187,13 +187,12 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 // wantErrorType is the recorder's error type for a call whose last
-// attempt got the fault. A 503 whose OpenAI body says "type":"server_error"
-// may be read as either: both are retriable, and the body is the better
-// witness than the status.
+// attempt got the fault. A 503 is an overload even when its OpenAI body
+// says the catch-all "type":"server_error".
 var wantErrorType = map[fault][]string{
 	faultRateLimit:   {record.ErrorRateLimit},
 	faultInternal:    {record.ErrorServer},
-	faultUnavailable: {record.ErrorOverloaded, record.ErrorServer},
+	faultUnavailable: {record.ErrorOverloaded},
 	faultReset:       {record.ErrorTransport},
 	faultStall:       {record.ErrorTimeout},
 	faultCut:         {record.ErrorTransport},
