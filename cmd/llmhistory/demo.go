@@ -37,7 +37,8 @@ With -provider auto (the default), a provider whose key is set in the
 environment (OPENAI_API_KEY, GEMINI_API_KEY) is called for real and the
 other is an embedded fake server on loopback; -provider fake never leaves
 the machine; -provider real needs both keys. OPENAI_MODEL and GEMINI_MODEL
-choose the real models (gpt-4o-mini and gemini-2.5-flash by default).`
+choose the real models (gpt-4o-mini and gemini-2.5-flash by default), and
+OPENAI_BASE_URL and GOOGLE_GEMINI_BASE_URL their endpoints.`
 
 // pastedKey is a key-shaped string the demo's user pastes into a prompt,
 // to show that redaction catches it before a record exists.
@@ -158,6 +159,10 @@ func (d *demo) setUp(mode string) error {
 	oaCfg := openai.DefaultConfig(oaKey)
 	d.oaModel = envOr("OPENAI_MODEL", openai.GPT4oMini)
 	where := "api.openai.com"
+	if base := os.Getenv("OPENAI_BASE_URL"); realOA && base != "" {
+		// The official SDK's variable: a proxy or a compatible server.
+		oaCfg.BaseURL, where = base, base
+	}
 	if !realOA {
 		srv := httptest.NewServer(fakeOpenAI())
 		d.servers = append(d.servers, srv)
@@ -171,6 +176,10 @@ func (d *demo) setUp(mode string) error {
 	gmCfg := &genai.ClientConfig{APIKey: gmKey, Backend: genai.BackendGeminiAPI, HTTPClient: httpClient}
 	d.gmModel = envOr("GEMINI_MODEL", "gemini-2.5-flash")
 	gwhere := "generativelanguage.googleapis.com"
+	if base := os.Getenv("GOOGLE_GEMINI_BASE_URL"); realGM && base != "" {
+		// genai reads it too; set here so that the banner tells the truth.
+		gmCfg.HTTPOptions.BaseURL, gwhere = base, base
+	}
 	if !realGM {
 		srv := httptest.NewServer(fakeGemini())
 		d.servers = append(d.servers, srv)

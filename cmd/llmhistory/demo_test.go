@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +102,38 @@ func TestDemoOffline(t *testing.T) {
 	for _, id := range []string{"append_success", "guidance_presence", "access_detected", "no_duplicates", "retries_collapsed"} {
 		assert.Equal(t, report.Met, verdicts[id], id)
 	}
+}
+
+// TestDemoRealProviders runs the path taken when keys are set, against
+// servers standing in for the providers' endpoints (OPENAI_BASE_URL,
+// GOOGLE_GEMINI_BASE_URL): the keys come from the environment, and none
+// reaches the file.
+func TestDemoRealProviders(t *testing.T) {
+	oa := httptest.NewServer(fakeOpenAI())
+	defer oa.Close()
+	gm := httptest.NewServer(fakeGemini())
+	defer gm.Close()
+	t.Setenv("OPENAI_API_KEY", fakeOpenAIKey)
+	t.Setenv("OPENAI_BASE_URL", oa.URL+"/v1")
+	t.Setenv("GEMINI_API_KEY", fakeGeminiKey)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", gm.URL)
+	t.Setenv("OPENAI_MODEL", "")
+	t.Setenv("GEMINI_MODEL", "")
+
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "real", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "OpenAI: "+oa.URL+"/v1 (gpt-4o-mini)")
+	assert.Contains(t, stderr, "Gemini: "+gm.URL+" (gemini-2.5-flash)")
+	assert.NotContains(t, stderr, "fake")
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	recs, err := record.ReadJSONL(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Len(t, recs, 8)
+	assert.NotContains(t, string(data), fakeOpenAIKey)
+	assert.NotContains(t, string(data), fakeGeminiKey)
 }
 
 func TestDemoBadFlags(t *testing.T) {
