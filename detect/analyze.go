@@ -64,10 +64,14 @@ type analyzer struct {
 	ring      [4]token // the current token and the three before it
 	ri        int      // ring[ri&3] is the current token
 
-	aliases [maxAliases]string
-	nalias  int
+	tg targets // the names and the aliases
 
 	ch chain
+
+	// The findings, copied into the result at the end: one allocation
+	// of the right size rather than a slice grown finding by finding.
+	findings [maxFindings]Finding
+	nfind    int
 
 	pending     bool // a name was read; the next token says whether it is a reference
 	pendingIdx  int
@@ -89,26 +93,26 @@ type analyzer struct {
 }
 
 func (d *Detector) scan(code string, lang Language, lineOffset int) Result {
-	res, _ := d.scanWith(code, lang, lineOffset, nil)
-	return res
+	return d.scanWith(code, lang, lineOffset, nil, nil)
 }
 
 // scanWith scans with the aliases an earlier block of the same output
-// made, and returns the aliases known at its end.
+// made, and stores the aliases known at its end in known, if not nil
+// (a copy: only an output's later blocks need it).
 //
 // Most of a snippet does not touch the history. A skimmer moves over the
 // code without making tokens until a name or an alias appears in code;
 // only then is the statement around it (from its start to its end, with
 // any chain, block or loop body it opens) tokenized and analyzed. Text
 // with no mention at all was turned away before this by the prefilter.
-func (d *Detector) scanWith(code string, lang Language, lineOffset int, aliases []string) (Result, []string) {
+func (d *Detector) scanWith(code string, lang Language, lineOffset int, aliases []string, known *[]string) Result {
 	a := analyzer{d: d, lang: lang, off: lineOffset, memberAt: -1}
+	a.tg.init(d.names)
 	for _, n := range aliases {
 		a.addAlias(n)
 	}
 	sk := newLexer(code, lang)
-	isTarget := func(s string) bool { return d.isName(s) || a.isAlias(s) }
-	for sk.skim(isTarget) {
+	for sk.skim(&a.tg) {
 		target := sk.pos
 		lw := newLexer(code, lang)
 		lw.pos, lw.line = sk.stmt, sk.stmtLine
@@ -130,10 +134,16 @@ func (d *Detector) scanWith(code string, lang Language, lineOffset int, aliases 
 		sk.depth, sk.stmt, sk.stmtLine = 0, lw.pos, lw.line
 		sk.prev, sk.n, sk.braces = tNewline, 0, 0
 	}
+	if a.nfind > 0 {
+		a.res.Findings = append([]Finding(nil), a.findings[:a.nfind]...)
+	}
 	if a.res.Access {
 		a.res.addLanguage(lang)
 	}
-	return a.res, append([]string(nil), a.aliases[:a.nalias]...)
+	if known != nil {
+		*known = a.tg.aliases()
+	}
+	return a.res
 }
 
 // startStatement clears what belongs to one statement before a window.
@@ -286,8 +296,9 @@ func (a *analyzer) tag(t Tag, line int) {
 
 func (a *analyzer) record(t Tag, from, to int) {
 	a.res.Tags = a.res.Tags.With(t)
-	if len(a.res.Findings) < maxFindings {
-		a.res.Findings = append(a.res.Findings, Finding{Tag: t, Language: a.lang, Line: from + a.off, EndLine: to + a.off})
+	if a.nfind < maxFindings {
+		a.findings[a.nfind] = Finding{Tag: t, Language: a.lang, Line: from + a.off, EndLine: to + a.off}
+		a.nfind++
 	}
 }
 
@@ -306,25 +317,75 @@ func (a *analyzer) endChain() {
 	a.addAlias(c.alias)
 }
 
-func (a *analyzer) addAlias(name string) {
-	for _, n := range a.aliases[:a.nalias] {
-		if n == name {
-			return
-		}
-	}
-	if a.nalias < maxAliases {
-		a.aliases[a.nalias] = name
-		a.nalias++
+func (a *analyzer) addAlias(name string) { a.tg.addAlias(name) }
+
+func (a *analyzer) isAlias(name string) bool { return a.tg.isAlias(name) }
+
+// targets is what the skimmer stops at: the detector's names and the
+// aliases known so far. It is asked about every word of the code.
+type targets struct {
+	names  []string
+	alias  [maxAliases]string
+	nalias int
+	lens   uint64    // bit min(len, 63) of each name's and alias's length
+	firsts [4]uint64 // bit c of each one's first byte
+}
+
+func (tg *targets) init(names []string) {
+	tg.names = names
+	for _, n := range names {
+		tg.note(n)
 	}
 }
 
-func (a *analyzer) isAlias(name string) bool {
-	for _, n := range a.aliases[:a.nalias] {
+// note adds s to the quick filter that has applies before comparing.
+func (tg *targets) note(s string) {
+	tg.lens |= 1 << min(len(s), 63)
+	if s != "" {
+		tg.firsts[s[0]>>6] |= 1 << (s[0] & 63)
+	}
+}
+
+// has reports whether s is a name or an alias. Most words differ from
+// all of them in length or first byte, which two bit tests tell.
+func (tg *targets) has(s string) bool {
+	if tg.lens&(1<<min(len(s), 63)) == 0 || s == "" || tg.firsts[s[0]>>6]&(1<<(s[0]&63)) == 0 {
+		return false
+	}
+	for _, n := range tg.names {
+		if s == n {
+			return true
+		}
+	}
+	return tg.isAlias(s)
+}
+
+func (tg *targets) isAlias(name string) bool {
+	for _, n := range tg.alias[:tg.nalias] {
 		if n == name {
 			return true
 		}
 	}
 	return false
+}
+
+func (tg *targets) addAlias(name string) {
+	if tg.isAlias(name) {
+		return
+	}
+	if tg.nalias < maxAliases {
+		tg.alias[tg.nalias] = name
+		tg.nalias++
+		tg.note(name)
+	}
+}
+
+// aliases returns a copy of the aliases, or nil for none.
+func (tg *targets) aliases() []string {
+	if tg.nalias == 0 {
+		return nil
+	}
+	return append([]string(nil), tg.alias[:tg.nalias]...)
 }
 
 // reference notes that the history is named here, by an expression that
@@ -518,9 +579,14 @@ func (a *analyzer) literal(t *token) {
 	}
 }
 
-var lookupCalls = map[string]bool{
-	"fetch": true, "dig": true, "get": true, "get_in": true, "[]": true, "fetch_values": true,
-	"getattr": false, // the key is its second argument
+// isLookupCall reports whether a method's first argument may be the
+// history's key: fetch, dig, get... (not getattr: its key is its second).
+func isLookupCall(name string) bool {
+	switch name {
+	case "fetch", "dig", "get", "get_in", "[]", "fetch_values":
+		return true
+	}
+	return false
 }
 
 func (a *analyzer) punct(t *token) {
@@ -559,7 +625,7 @@ func (a *analyzer) open(t *token) {
 			if isDot(a.prev2()) && a.prev3().kind == tIdent {
 				f.qual = a.prev3().text
 			}
-			f.lookup = lookupCalls[p.text] && isDot(a.prev2())
+			f.lookup = isLookupCall(p.text) && isDot(a.prev2())
 		}
 	case '[':
 		f.subscript = operand && !(p.kind == tIdent && isKeyword(p.text))

@@ -64,10 +64,29 @@ func newLexer(src string, lang Language) lexer {
 
 var identStart, identChar [256]bool
 
+// plainPunct holds the bytes that are an operator or a bracket and
+// nothing else, in every language: token reads them with punct at once.
+// multiStart holds those that may begin an operator of more than one byte.
+var plainPunct, multiStart [256]bool
+
+// strStop holds the bytes that may matter inside a string: an escape, a
+// line end, a quote, an interpolation's opener. strBody passes the others
+// without looking further.
+var strStop [256]bool
+
 func init() {
 	for c := 0; c < 256; c++ {
 		identStart[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$' || c >= 0x80
 		identChar[c] = identStart[c] || c >= '0' && c <= '9'
+	}
+	for _, c := range "\\\n\"'`#${" {
+		strStop[c] = true
+	}
+	for _, c := range "()[],.;=!&*+->?^|~\\" {
+		plainPunct[c] = true
+	}
+	for _, c := range "&?:=-!<>." {
+		multiStart[c] = true
 	}
 }
 
@@ -110,7 +129,12 @@ func (l *lexer) scan(t *token) {
 			*t = token{kind: tNewline, text: "\n", line: l.line - 1}
 			return
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			l.pos++
+			// Indentation comes in runs.
+			p := l.pos + 1
+			for p < len(l.src) && (l.src[p] == ' ' || l.src[p] == '\t') {
+				p++
+			}
+			l.pos = p
 		case c == '\\' && l.pos+1 < len(l.src) && (l.src[l.pos+1] == '\n' || l.src[l.pos+1] == '\r'):
 			l.pos++ // a line continuation
 		case c == '#' && (l.lang == Ruby || l.lang == Python):
@@ -208,24 +232,29 @@ func (l *lexer) operandBefore() bool {
 }
 
 func (l *lexer) token(t *token, c byte) {
+	if plainPunct[c] {
+		l.punct(t, l.pos) // most tokens of code are brackets and such
+		return
+	}
 	src := l.src
 	start := l.pos
 	switch {
 	case isIdentStart(c) || c == '@' && l.lang == Ruby && l.pos+1 < len(src) && (isIdentStart(src[l.pos+1]) || src[l.pos+1] == '@'):
-		l.pos++ // @ivar and @@cvar are one identifier
-		for l.pos < len(src) && src[l.pos] == '@' {
-			l.pos++
+		p := l.pos + 1 // @ivar and @@cvar are one identifier
+		for p < len(src) && src[p] == '@' {
+			p++
 		}
-		for l.pos < len(src) && isIdentChar(src[l.pos]) {
-			l.pos++
+		for p < len(src) && identChar[src[p]] {
+			p++
 		}
+		l.pos = p
 		if l.lang == Ruby && l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') &&
 			(l.pos+1 >= len(src) || src[l.pos+1] != '=' && src[l.pos+1] != ':') {
 			l.pos++ // any?, empty?, map!
 		}
 		word := src[start:l.pos]
 		if l.pos < len(src) && (src[l.pos] == '"' || src[l.pos] == '\'') && l.lang == Python && isStringPrefix(word) {
-			*t = l.str(src[l.pos], start, hasF(word))
+			l.str(t, src[l.pos], start, hasF(word))
 			return
 		}
 		*t = token{kind: tIdent, text: word, line: l.line}
@@ -243,7 +272,7 @@ func (l *lexer) token(t *token, c byte) {
 			return
 		}
 		interpolates := c == '"' && l.lang == Ruby
-		*t = l.str(c, start, interpolates)
+		l.str(t, c, start, interpolates)
 		return
 	case c == '`':
 		switch l.lang {
@@ -251,7 +280,7 @@ func (l *lexer) token(t *token, c byte) {
 			*t = l.raw(start)
 			return
 		case JavaScript, Ruby, Unknown:
-			*t = l.str('`', start, true)
+			l.str(t, '`', start, true)
 			return
 		}
 	case c == ':' && l.lang == Ruby && l.pos+1 < len(src) && (isIdentStart(src[l.pos+1]) || src[l.pos+1] == '"') &&
@@ -259,7 +288,7 @@ func (l *lexer) token(t *token, c byte) {
 		// A symbol, :name or :"name".
 		l.pos++
 		if src[l.pos] == '"' {
-			*t = l.str('"', l.pos, false)
+			l.str(t, '"', l.pos, false)
 			t.kind, t.text = tSymbol, src[start:l.pos]
 			return
 		}
@@ -313,32 +342,38 @@ func (l *lexer) token(t *token, c byte) {
 			l.n--
 			in := l.stack[l.n]
 			l.pos++
-			*t = l.resume(in, start)
+			l.strBody(t, in, start, true, l.pos) // the rest of the string
 			return
 		}
 		l.braces--
 	}
-	*t = l.punct(start)
+	l.punct(t, start)
 }
 
 // punct reads an operator: the multi-byte ones the analysis cares about,
 // else one byte.
-func (l *lexer) punct(start int) token {
-	src := l.src
-	n := 1
+func (l *lexer) punct(t *token, start int) {
+	l.pos = start + punctLen(l.src, start)
+	*t = token{kind: tPunct, text: l.src[start:l.pos], line: l.line}
+}
+
+// punctLen is the length of the operator at start.
+func punctLen(src string, start int) int {
+	if !multiStart[src[start]] {
+		return 1
+	}
 	if start+1 < len(src) {
 		c, d := src[start], src[start+1]
 		switch {
 		case c == '&' && d == '.', c == '?' && d == '.', c == ':' && d == ':', c == ':' && d == '=',
 			c == '=' && (d == '=' || d == '>'), c == '-' && d == '>', c == '!' && d == '=',
 			c == '<' && (d == '=' || d == '<'), c == '>' && d == '=':
-			n = 2
+			return 2
 		case c == '.' && d == '.' && start+2 < len(src) && src[start+2] == '.':
-			n = 3
+			return 3
 		}
 	}
-	l.pos = start + n
-	return token{kind: tPunct, text: src[start:l.pos], line: l.line}
+	return 1
 }
 
 func isStringPrefix(w string) bool {
@@ -367,82 +402,94 @@ func hasF(w string) bool {
 // str reads a string starting at the quote at l.pos; start is where its
 // token begins (a Python prefix included). With interpolates, "#{", "${"
 // or "{" (by language) suspends the string and returns to code.
-func (l *lexer) str(q byte, start int, interpolates bool) token {
+func (l *lexer) str(t *token, q byte, start int, interpolates bool) {
 	triple := l.lang == Python && l.pos+2 < len(l.src) && l.src[l.pos+1] == q && l.src[l.pos+2] == q
 	if triple {
 		l.pos += 3
 	} else {
 		l.pos++
 	}
-	return l.strBody(interp{quote: q, triple: triple}, start, interpolates, l.pos)
+	l.strBody(t, interp{quote: q, triple: triple}, start, interpolates, l.pos)
 }
 
-// resume continues a string after one of its interpolations.
-func (l *lexer) resume(in interp, start int) token {
-	return l.strBody(in, start, true, l.pos)
-}
-
-func (l *lexer) strBody(in interp, start int, interpolates bool, body int) token {
+// strBody reads a string's body from l.pos (its content begins at body)
+// into t. With interpolates, an interpolation's opener ends the token
+// there and suspends the string on the lexer's stack.
+func (l *lexer) strBody(t *token, in interp, start int, interpolates bool, body int) {
 	src := l.src
 	clean := true // no escapes or interpolation: the content is the value
-	for l.pos < len(src) {
-		c := src[l.pos]
+	p := l.pos
+	for p < len(src) {
+		// Most bytes of a string are none that could end it, escape or
+		// interpolate: pass them in a tight loop.
+		for p < len(src) && !strStop[src[p]] {
+			p++
+		}
+		if p >= len(src) {
+			break
+		}
+		c := src[p]
 		switch {
 		case c == '\\':
 			clean = false
-			l.pos = min(l.pos+2, len(src))
+			p = min(p+2, len(src))
 			continue
 		case c == '\n':
 			if !in.triple && in.quote != '`' && l.lang != Ruby {
 				// An unterminated string ends at the line's end.
-				t := token{kind: tString, text: src[start:l.pos], line: l.line}
-				return t
+				l.pos = p
+				*t = token{kind: tString, text: src[start:p], line: l.line}
+				return
 			}
 			l.line++
 		case c == in.quote:
 			if in.triple {
-				if l.pos+2 < len(src) && src[l.pos+1] == c && src[l.pos+2] == c {
+				if p+2 < len(src) && src[p+1] == c && src[p+2] == c {
 					val := ""
 					if clean {
-						val = src[body:l.pos]
+						val = src[body:p]
 					}
-					l.pos += 3
-					return token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+					l.pos = p + 3
+					*t = token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+					return
 				}
 				break
 			}
 			val := ""
 			if clean {
-				val = src[body:l.pos]
+				val = src[body:p]
 			}
-			l.pos++
-			return token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+			l.pos = p + 1
+			*t = token{kind: tString, text: src[start:l.pos], val: val, line: l.line}
+			return
 		case interpolates && l.n < len(l.stack):
 			opener := ""
 			switch {
-			case l.lang == Ruby && c == '#' && l.pos+1 < len(src) && src[l.pos+1] == '{':
+			case l.lang == Ruby && c == '#' && p+1 < len(src) && src[p+1] == '{':
 				opener = "#{"
-			case (l.lang == JavaScript || l.lang == Unknown) && in.quote == '`' && c == '$' && l.pos+1 < len(src) && src[l.pos+1] == '{':
+			case (l.lang == JavaScript || l.lang == Unknown) && in.quote == '`' && c == '$' && p+1 < len(src) && src[p+1] == '{':
 				opener = "${"
 			case l.lang == Python && c == '{':
-				if l.pos+1 < len(src) && src[l.pos+1] == '{' {
-					l.pos += 2 // {{ is a literal brace
+				if p+1 < len(src) && src[p+1] == '{' {
+					p += 2 // {{ is a literal brace
 					continue
 				}
 				opener = "{"
 			}
 			if opener != "" {
-				l.pos += len(opener)
+				l.pos = p + len(opener)
 				l.braces++
 				in.depth, in.opener = l.braces, opener
 				l.stack[l.n] = in
 				l.n++
-				return token{kind: tString, text: src[start:l.pos], line: l.line}
+				*t = token{kind: tString, text: src[start:l.pos], line: l.line}
+				return
 			}
 		}
-		l.pos++
+		p++
 	}
-	return token{kind: tString, text: src[start:l.pos], line: l.line} // unterminated
+	l.pos = p
+	*t = token{kind: tString, text: src[start:p], line: l.line} // unterminated
 }
 
 // quoted reads a Go rune literal.
@@ -558,24 +605,31 @@ func (l *lexer) regex(start int) (token, bool) {
 }
 
 // skim moves over code quickly, producing no tokens, until an identifier,
-// string or symbol that isTarget accepts (a history name or an alias, or
-// a string or symbol equal to a name): it then returns true with pos at
-// its start. Along the way it keeps the bracket depth and where the
-// current statement began (stmt, stmtLine: the last line start, or the
-// last ';', at depth 0), where the analysis of a window starts. Comments
-// and strings are read exactly as next reads them, with the same helpers,
-// so that skimming and tokenizing never disagree on what is code.
-func (l *lexer) skim(isTarget func(string) bool) bool {
+// string or symbol that tg holds (a history name or an alias, or a string
+// or symbol equal to a name): it then returns true with pos at its start.
+// Along the way it keeps the bracket depth and where the current statement
+// began (stmt, stmtLine: the last line start, or the last ';', at depth
+// 0), where the analysis of a window starts. Comments and strings are read
+// exactly as next reads them, with the same helpers, so that skimming and
+// tokenizing never disagree on what is code.
+func (l *lexer) skim(tg *targets) bool {
 	src := l.src
 	if l.pos == 0 && l.lang == Ruby && len(src) >= 6 && src[:6] == "=begin" {
 		l.skipRubyBlockComment()
 		l.stmt, l.stmtLine = l.pos, l.line
 	}
+	// In a skimmed Ruby word, '@' is one more word byte.
+	wordChar := &identChar
+	if l.lang == Ruby {
+		wordChar = &rubyWordChar
+	}
 	for l.pos < len(src) {
 		c := src[l.pos]
 		start := l.pos
-		switch {
-		case c == '\n':
+		// A switch on the byte's class is a jump table; the bytes that
+		// need the tokenizer's judgement go to skimToken.
+		switch skimClass[c] {
+		case skNewline:
 			l.pos++
 			l.line++
 			if l.heredoc != "" {
@@ -588,71 +642,130 @@ func (l *lexer) skim(isTarget func(string) bool) bool {
 			if l.depth == 0 {
 				l.stmt, l.stmtLine = l.pos, l.line
 			}
-		case c == ' ' || c == '\t' || c == '\r':
-			l.pos++
-		case identChar[c] && !(c >= '0' && c <= '9') || c == '@' && l.lang == Ruby:
-			if c == '@' && (l.pos+1 >= len(src) || !isIdentStart(src[l.pos+1]) && src[l.pos+1] != '@') {
-				l.pos++
-				l.prev, l.prevTxt = tPunct, "@"
-				continue
+		case skSpace:
+			// Indentation comes in runs.
+			p := l.pos + 1
+			for p < len(src) && (src[p] == ' ' || src[p] == '\t') {
+				p++
 			}
-			l.pos++
-			for l.pos < len(src) && (identChar[src[l.pos]] || src[l.pos] == '@' && l.lang == Ruby) {
-				l.pos++
-			}
-			if l.lang == Ruby && l.pos < len(src) && (src[l.pos] == '?' || src[l.pos] == '!') &&
-				(l.pos+1 >= len(src) || src[l.pos+1] != '=' && src[l.pos+1] != ':') {
-				l.pos++
-			}
-			word := src[start:l.pos]
-			if l.pos < len(src) && (src[l.pos] == '"' || src[l.pos] == '\'') && l.lang == Python && isStringPrefix(word) {
-				l.pos = start
-				if l.skimToken(isTarget) {
+			l.pos = p
+		case skAt:
+			if l.lang != Ruby {
+				if l.skimToken(tg) {
 					return true
 				}
 				continue
 			}
-			if isTarget(word) {
+			if l.pos+1 >= len(src) || !isIdentStart(src[l.pos+1]) && src[l.pos+1] != '@' {
+				l.pos++
+				l.prev, l.prevTxt = tPunct, "@"
+				continue
+			}
+			fallthrough
+		case skIdent:
+			p := l.pos + 1
+			for p < len(src) && wordChar[src[p]] {
+				p++
+			}
+			if l.lang == Ruby && p < len(src) && (src[p] == '?' || src[p] == '!') &&
+				(p+1 >= len(src) || src[p+1] != '=' && src[p+1] != ':') {
+				p++
+			}
+			l.pos = p
+			word := src[start:p]
+			if p < len(src) && (src[p] == '"' || src[p] == '\'') && l.lang == Python && isStringPrefix(word) {
+				l.pos = start
+				if l.skimToken(tg) {
+					return true
+				}
+				continue
+			}
+			if tg.has(word) {
 				l.pos = start
 				return true
 			}
 			l.prev, l.prevTxt = tIdent, word
-		case c >= '0' && c <= '9':
-			l.pos++
-			for l.pos < len(src) && identChar[src[l.pos]] {
-				l.pos++
+		case skDigit:
+			p := l.pos + 1
+			for p < len(src) && identChar[src[p]] {
+				p++
 			}
+			l.pos = p
 			l.prev = tNumber
-		case c == '(' || c == '[' || (c == '{' && l.n == 0):
+		case skOpen: // ( [ {
 			l.depth++
 			if c == '{' {
 				l.braces++
 			}
 			l.pos++
 			l.prev, l.prevTxt = tPunct, src[start:l.pos]
-		case c == ')' || c == ']':
+		case skClose: // ) ]
 			if l.depth > 0 {
 				l.depth--
 			}
 			l.pos++
 			l.prev, l.prevTxt = tPunct, src[start:l.pos]
-		case c == ';' && l.depth == 0:
+		case skBrace: // }
+			if l.n > 0 && l.stack[l.n-1].depth == l.braces {
+				// The end of an interpolation: back into its string.
+				if l.skimToken(tg) {
+					return true
+				}
+				continue
+			}
+			l.braces--
+			if l.depth > 0 {
+				l.depth--
+			}
 			l.pos++
-			l.stmt, l.stmtLine = l.pos, l.line
+			l.prev, l.prevTxt = tPunct, "}"
+		case skSemi:
+			l.pos++
+			if l.depth == 0 {
+				l.stmt, l.stmtLine = l.pos, l.line
+			}
 			l.prev, l.prevTxt = tPunct, ";"
-		case c == ',' || c == '.' || c == '=' && (l.pos+1 >= len(src) || src[l.pos+1] != '>'):
+		case skEq:
+			if l.pos+1 < len(src) && src[l.pos+1] == '>' {
+				l.skimOp() // =>
+				continue
+			}
+			fallthrough
+		case skSep: // , .
 			l.pos++
 			l.prev, l.prevTxt = tPunct, src[start:l.pos]
-		case c == '#' && (l.lang == Ruby || l.lang == Python):
-			l.skipLine()
-		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '/' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
-			l.skipLine()
-		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '*' && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown):
-			l.skipBlockComment()
-		case c == '\\' && l.pos+1 < len(src) && (src[l.pos+1] == '\n' || src[l.pos+1] == '\r'):
-			l.pos++
+		case skOp:
+			l.skimOp()
+		case skHash:
+			if l.lang == Ruby || l.lang == Python {
+				l.skipLine()
+				continue
+			}
+			if l.skimToken(tg) {
+				return true
+			}
+		case skSlash:
+			if l.pos+1 < len(src) && (l.lang == JavaScript || l.lang == Go || l.lang == Unknown) {
+				switch src[l.pos+1] {
+				case '/':
+					l.skipLine()
+					continue
+				case '*':
+					l.skipBlockComment()
+					continue
+				}
+			}
+			if l.skimToken(tg) {
+				return true
+			}
+		case skBackslash:
+			if l.pos+1 < len(src) && (src[l.pos+1] == '\n' || src[l.pos+1] == '\r') {
+				l.pos++ // a line continuation
+				continue
+			}
+			l.skimOp()
 		default:
-			if l.skimToken(isTarget) {
+			if l.skimToken(tg) {
 				return true
 			}
 		}
@@ -660,9 +773,65 @@ func (l *lexer) skim(isTarget func(string) bool) bool {
 	return false
 }
 
+// skimOp passes an operator that the tokenizer reads with punct alone, in
+// every language, as skimToken would but without making its token.
+func (l *lexer) skimOp() {
+	start := l.pos
+	l.pos += punctLen(l.src, start)
+	l.prev, l.prevTxt = tPunct, l.src[start:l.pos]
+}
+
+// The byte classes of skim.
+const (
+	skOther     = iota // read by the tokenizer: strings, symbols, the rest
+	skNewline          // \n
+	skSpace            // ' ', \t, \r
+	skIdent            // a byte that starts an identifier
+	skAt               // @: a Ruby instance variable
+	skDigit            // 0-9
+	skOpen             // ( [ {
+	skClose            // ) ]
+	skBrace            // }
+	skSemi             // ;
+	skEq               // =
+	skSep              // , .
+	skOp               // ! & * + - > ? ^ | ~: operators and nothing else in every language
+	skHash             // #
+	skSlash            // /
+	skBackslash        // \\
+)
+
+var skimClass [256]uint8
+
+// rubyWordChar is identChar with '@', for skimming Ruby words.
+var rubyWordChar [256]bool
+
+func init() {
+	for c := range 256 {
+		switch {
+		case identStart[c]:
+			skimClass[c] = skIdent
+		case c >= '0' && c <= '9':
+			skimClass[c] = skDigit
+		}
+		rubyWordChar[c] = identChar[c] || c == '@'
+	}
+	for _, x := range []struct {
+		class uint8
+		bytes string
+	}{
+		{skNewline, "\n"}, {skSpace, " \t\r"}, {skAt, "@"}, {skOpen, "([{"}, {skClose, ")]"}, {skBrace, "}"},
+		{skSemi, ";"}, {skEq, "="}, {skSep, ",."}, {skOp, "!&*+->?^|~"}, {skHash, "#"}, {skSlash, "/"}, {skBackslash, "\\"},
+	} {
+		for i := 0; i < len(x.bytes); i++ {
+			skimClass[x.bytes[i]] = x.class
+		}
+	}
+}
+
 // skimToken reads one token with the tokenizer (a string, a symbol, an
 // interpolation's end, an operator) for skim, keeping its depth.
-func (l *lexer) skimToken(isTarget func(string) bool) bool {
+func (l *lexer) skimToken(tg *targets) bool {
 	start, n := l.pos, l.n
 	var tk token
 	t := &tk
@@ -678,7 +847,7 @@ func (l *lexer) skimToken(isTarget func(string) bool) bool {
 	case t.kind == tPunct && t.text == "}" && l.depth > 0:
 		l.depth--
 	}
-	if (t.kind == tString || t.kind == tSymbol) && t.val != "" && isTarget(t.val) {
+	if (t.kind == tString || t.kind == tSymbol) && t.val != "" && tg.has(t.val) {
 		l.pos = start
 		l.n = n
 		return true

@@ -29,7 +29,8 @@ func (d *Detector) ScanOutput(output string) Result {
 		if !d.mentioned(b.code) && len(aliases[lang]) == 0 {
 			continue
 		}
-		r, known := d.scanWith(b.code, lang, b.line-1, aliases[lang])
+		var known []string
+		r := d.scanWith(b.code, lang, b.line-1, aliases[lang], &known)
 		aliases[lang] = known
 		res.merge(r)
 	}

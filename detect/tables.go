@@ -4,45 +4,78 @@ package detect
 // tag they mean. A name missing from a table is not a query (join, to_a,
 // compact): the chain simply goes on past it.
 
-var rubyMethods = map[string]Tag{
-	"select": Filter, "filter": Filter, "reject": Filter, "find_all": Filter, "grep": Filter, "grep_v": Filter, "filter_map": Filter,
-	"map": Map, "collect": Map, "flat_map": Map, "pluck": Map, "collect_concat": Map,
-	"first": Slice, "last": Slice, "take": Slice, "drop": Slice, "take_while": Slice, "drop_while": Slice, "slice": Slice, "values_at": Slice,
-	"count": Count, "size": Count, "length": Count, "empty?": Count,
-	"group_by": Group, "partition": Group, "tally": Group, "chunk_while": Group, "slice_when": Group, "each_slice": Group, "chunk": Group,
-	"sort": Sort, "sort_by": Sort, "min_by": Sort, "max_by": Sort, "min": Sort, "max": Sort, "minmax": Sort, "reverse": Sort,
-	"reduce": Reduce, "inject": Reduce, "sum": Reduce,
-	"find": Search, "detect": Search, "any?": Search, "all?": Search, "none?": Search, "include?": Search, "find_index": Search, "index": Search, "member?": Search,
-	"each": Iterate, "each_with_index": Iterate, "each_with_object": Iterate, "reverse_each": Iterate,
+// The method tables are switches rather than maps: a chain looks up each
+// of its methods, and a switch on a string (by length, then by value)
+// costs less than hashing it.
+
+func rubyMethod(name string) (Tag, bool) {
+	switch name {
+	case "select", "filter", "reject", "find_all", "grep", "grep_v", "filter_map":
+		return Filter, true
+	case "map", "collect", "flat_map", "pluck", "collect_concat":
+		return Map, true
+	case "first", "last", "take", "drop", "take_while", "drop_while", "slice", "values_at":
+		return Slice, true
+	case "count", "size", "length", "empty?":
+		return Count, true
+	case "group_by", "partition", "tally", "chunk_while", "slice_when", "each_slice", "chunk":
+		return Group, true
+	case "sort", "sort_by", "min_by", "max_by", "min", "max", "minmax", "reverse":
+		return Sort, true
+	case "reduce", "inject", "sum":
+		return Reduce, true
+	case "find", "detect", "any?", "all?", "none?", "include?", "find_index", "index", "member?":
+		return Search, true
+	case "each", "each_with_index", "each_with_object", "reverse_each":
+		return Iterate, true
+	}
+	return 0, false
 }
 
-var pythonMethods = map[string]Tag{
-	"sort": Sort, "reverse": Sort, "index": Search, "count": Count,
+func pythonMethod(name string) (Tag, bool) {
+	switch name {
+	case "sort", "reverse":
+		return Sort, true
+	case "index":
+		return Search, true
+	case "count":
+		return Count, true
+	}
+	return 0, false
 }
 
-var jsMethods = map[string]Tag{
-	"filter": Filter,
-	"map":    Map, "flatMap": Map,
-	"slice": Slice, "at": Slice,
-	"length": Count,
-	"sort":   Sort, "toSorted": Sort, "reverse": Sort, "toReversed": Sort,
-	"reduce": Reduce, "reduceRight": Reduce,
-	"find": Search, "findIndex": Search, "findLast": Search, "findLastIndex": Search, "some": Search, "every": Search, "includes": Search, "indexOf": Search,
-	"forEach": Iterate,
+func jsMethod(name string) (Tag, bool) {
+	switch name {
+	case "filter":
+		return Filter, true
+	case "map", "flatMap":
+		return Map, true
+	case "slice", "at":
+		return Slice, true
+	case "length":
+		return Count, true
+	case "sort", "toSorted", "reverse", "toReversed":
+		return Sort, true
+	case "reduce", "reduceRight":
+		return Reduce, true
+	case "find", "findIndex", "findLast", "findLastIndex", "some", "every", "includes", "indexOf":
+		return Search, true
+	case "forEach":
+		return Iterate, true
+	}
+	return 0, false
 }
 
 func methodTag(lang Language, name string) (Tag, bool) {
-	var t Tag
-	var ok bool
 	switch lang {
 	case Ruby:
-		t, ok = rubyMethods[name]
+		return rubyMethod(name)
 	case Python:
-		t, ok = pythonMethods[name]
+		return pythonMethod(name)
 	case JavaScript:
-		t, ok = jsMethods[name]
+		return jsMethod(name)
 	}
-	return t, ok
+	return 0, false
 }
 
 var pythonFuncs = map[string]Tag{
