@@ -184,10 +184,8 @@ type progress struct {
 
 func newProgress(w io.Writer, size int64) *progress {
 	p := &progress{size: size}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.w = w
-		}
+	if isTerminal(w) {
+		p.w = w
 	}
 	return p
 }

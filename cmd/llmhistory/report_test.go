@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/report"
 )
 
 // writeHistory writes n records with the JSONL sink, as the recorder would,
@@ -167,4 +170,25 @@ func TestGroup(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
 		assert.Equal(t, want, group(n))
 	}
+}
+
+// The progress line shows only for a large input or a long read, updates
+// in place, and is wiped before anything else is written.
+func TestReportProgressLine(t *testing.T) {
+	var term bytes.Buffer
+	p := &progress{size: 100 << 20, w: &term} // w set: as on a terminal
+	p.update(report.Progress{Records: 1_500_000, Bytes: 50 << 20, Elapsed: 2 * time.Second})
+	assert.Equal(t, "\rllmhistory report: 1,500,000 records, 750,000 records/s, 50%\x1b[K", term.String())
+	p.clear()
+	assert.True(t, strings.HasSuffix(term.String(), "\r\x1b[K"))
+
+	term.Reset()
+	small := &progress{size: 1 << 20, w: &term}
+	small.update(report.Progress{Records: 10, Bytes: 1 << 10, Elapsed: 10 * time.Millisecond})
+	small.clear()
+	assert.Empty(t, term.String(), "a small, quick input shows nothing")
+
+	notTerm := newProgress(&term, 100<<20)
+	notTerm.update(report.Progress{Records: 10, Bytes: 1 << 10, Elapsed: 5 * time.Second})
+	assert.Empty(t, term.String(), "not a terminal: nothing")
 }
