@@ -384,8 +384,10 @@ func (d *demo) flush() error {
 	return err
 }
 
+// line shows one turn of the conversation, redacted like a record: the
+// screen may be shared or its output kept in a file.
 func (d *demo) line(who, text string) {
-	fmt.Fprintf(d.say, "%14s ▸ %s\n", who, strings.TrimSpace(text))
+	fmt.Fprintf(d.say, "%14s ▸ %s\n", who, middleware.Redact(strings.TrimSpace(text)))
 }
 
 func (d *demo) note(text string) {

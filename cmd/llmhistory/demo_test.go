@@ -30,6 +30,7 @@ func TestDemoOffline(t *testing.T) {
 	require.NoError(t, err)
 	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey} {
 		assert.NotContains(t, string(data), key, "a key reached the history file")
+		assert.NotContains(t, stderr+stdout, key, "a key reached the screen")
 	}
 	assert.Contains(t, string(data), "[REDACTED]")
 
