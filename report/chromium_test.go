@@ -41,6 +41,7 @@ func TestHTMLInChromium(t *testing.T) {
 		args := append([]string{
 			"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--disable-dev-shm-usage", // containers often have a tiny /dev/shm
 			"--user-data-dir=" + filepath.Join(dir, "profile"),
 		}, extra...)
 		args = append(args, "file://"+page)
