@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -99,4 +100,16 @@ func Match(ps []Provider, req *Request) (p Provider, call Call, ok bool) {
 		}
 	}
 	return nil, Call{}, false
+}
+
+// NotJSON is the result of a 2xx response of n bytes that should be JSON
+// and is not: no client can decode it, so the call failed with
+// [record.ErrorDecode]. The body is not quoted: it may be anything, an
+// HTML page or binary. Not Finished: a body the caller stopped reading
+// half way is incomplete, not undecodable.
+func NotJSON(n int) Result {
+	return Result{
+		Outcome:      record.Failure(record.ErrorDecode),
+		ErrorMessage: "the response is not JSON (" + strconv.Itoa(n) + " bytes)",
+	}
 }

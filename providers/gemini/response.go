@@ -3,7 +3,6 @@ package gemini
 import (
 	"bytes"
 	"slices"
-	"strconv"
 
 	"github.com/tidwall/gjson"
 
@@ -63,12 +62,7 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 	}
 	if a.chunks == 0 && !resp.Truncated && len(body) > 0 {
 		// Bytes, but no response in them: genai fails to decode this.
-		return providers.Result{
-			Outcome:      record.Failure(record.ErrorDecode),
-			ErrorMessage: "the response is not JSON (" + strconv.Itoa(len(body)) + " bytes)",
-			// Not Finished: a body the caller stopped reading half way
-			// is incomplete, not undecodable.
-		}
+		return providers.NotJSON(len(body))
 	}
 	return a.result()
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -36,7 +35,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 	if !record.ValidJSON(body) {
 		if expectsJSON(call.MethodName) {
 			// No SDK can use it: go-openai and openai-go fail to decode.
-			return notJSON(len(body))
+			return providers.NotJSON(len(body))
 		}
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
@@ -106,17 +105,6 @@ func expectsJSON(method string) bool {
 		return true
 	}
 	return false
-}
-
-// notJSON is the result of a 2xx response a client cannot decode. The
-// body is not quoted: it may be anything, an HTML page or binary.
-func notJSON(n int) providers.Result {
-	return providers.Result{
-		Outcome:      record.Failure(record.ErrorDecode),
-		ErrorMessage: "the response is not JSON (" + strconv.Itoa(n) + " bytes)",
-		// Not Finished: a body the caller stopped reading half way is
-		// incomplete, not undecodable.
-	}
 }
 
 // valueClass is what a successful call of a method returns.

@@ -39,7 +39,7 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	case s.failed:
 	case s.events == 0 && !s.res.Finished && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0:
 		// Bytes, but not one event: nothing a client could read.
-		return notJSON(len(resp.Body))
+		return providers.NotJSON(len(resp.Body))
 	case s.chunks:
 		s.choices.finish(&s.res)
 	default:
