@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -85,4 +86,39 @@ func TestTraceparentID(t *testing.T) {
 	assert.Empty(t, traceparentID("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"), "upper case is invalid")
 	assert.Empty(t, traceparentID("00-4bf92f35-00f067aa0ba902b7-01"))
 	assert.Empty(t, traceparentID(""))
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A capture filled to its limit allocates under twice the limit on the
+// way (growth by doubling; append's 1.25× for large slices allocated about
+// five times), and once when the body's length is known.
+func TestCaptureGrowth(t *testing.T) {
+	const limit = 1 << 20
+	chunk := make([]byte, 4<<10)
+	fill := func(size int) func() {
+		return func() {
+			c := newCapture(limit)
+			c.size = size
+			for range 2 * limit / len(chunk) { // twice the limit: the tail ring fills too
+				c.write(chunk)
+			}
+		}
+	}
+	unknown := allocated(fill(0))
+	known := allocated(fill(limit))
+	t.Logf("allocated for a 2 MiB body: %d KiB with the length unknown, %d KiB known", unknown>>10, known>>10)
+	assert.Less(t, unknown, uint64(2*limit+2*tailSize), "length unknown: doubling")
+	assert.Less(t, known, uint64(limit+2*tailSize), "length known: one step")
+
+	body := strings.NewReader(strings.Repeat("x", limit))
+	sized := allocated(func() { _, _, _ = readUpTo(body, nil, 2*limit, limit) })
+	assert.Less(t, sized, uint64(limit+2*tailSize), "readUpTo with the length known: one step")
 }
