@@ -367,6 +367,10 @@ func (d *decoder) usage(u *Usage) error {
 			u.TotalTokens, err = d.int("usage.total_tokens")
 		case "cached_tokens":
 			u.CachedTokens, err = d.int("usage.cached_tokens")
+		case "cache_write_tokens":
+			u.CacheWriteTokens, err = d.int("usage.cache_write_tokens")
+		case "cache_write_1h_tokens":
+			u.CacheWrite1hTokens, err = d.int("usage.cache_write_1h_tokens")
 		case "reasoning_tokens":
 			u.ReasoningTokens, err = d.int("usage.reasoning_tokens")
 		default:

@@ -97,14 +97,33 @@ type Outcome struct {
 	ResponseID   string `json:"response_id,omitempty"`
 }
 
-// Usage counts tokens as the provider reported them. TotalTokens includes
-// reasoning tokens; CachedTokens is the part of InputTokens served from the
-// provider's prompt cache.
+// Usage counts a call's tokens with one meaning whatever the provider, so
+// that sums and prices over records of several providers are right. Each
+// provider's counts are mapped onto it (the README has the table):
+//
+//   - InputTokens is every token of the prompt, including those read from
+//     the prompt cache (CachedTokens) and those written to it
+//     (CacheWriteTokens).
+//   - OutputTokens is every generated token, including reasoning
+//     (ReasoningTokens).
+//   - TotalTokens is InputTokens + OutputTokens.
+//
+// The detail fields are parts of those two, never extra to them.
 type Usage struct {
-	InputTokens     int `json:"input_tokens"`
-	OutputTokens    int `json:"output_tokens"`
-	TotalTokens     int `json:"total_tokens"`
-	CachedTokens    int `json:"cached_tokens,omitempty"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+	// CachedTokens is the part of InputTokens read from the prompt cache.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// CacheWriteTokens is the part of InputTokens written to the prompt
+	// cache (Anthropic's cache_creation_input_tokens).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// CacheWrite1hTokens is the part of CacheWriteTokens written with a
+	// one-hour lifetime, which is priced apart from the default five
+	// minutes.
+	CacheWrite1hTokens int `json:"cache_write_1h_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens spent on reasoning
+	// (thinking), when the provider reports it apart.
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
@@ -316,6 +335,14 @@ func (u Usage) appendJSON(dst []byte) []byte {
 	if u.CachedTokens != 0 {
 		dst = append(dst, `,"cached_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.CachedTokens), 10)
+	}
+	if u.CacheWriteTokens != 0 {
+		dst = append(dst, `,"cache_write_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.CacheWriteTokens), 10)
+	}
+	if u.CacheWrite1hTokens != 0 {
+		dst = append(dst, `,"cache_write_1h_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.CacheWrite1hTokens), 10)
 	}
 	if u.ReasoningTokens != 0 {
 		dst = append(dst, `,"reasoning_tokens":`...)

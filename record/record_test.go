@@ -43,7 +43,7 @@ func fullRecord() record.Record {
 		ArtifactHit:   true,
 		Attempts:      2,
 		Model:         "gpt-4o-mini-2024-07-18",
-		Usage:         &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, ReasoningTokens: 16},
+		Usage:         &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, CacheWriteTokens: 32, CacheWrite1hTokens: 8, ReasoningTokens: 16},
 		Truncated:     []string{"args"},
 
 		HistoryGuidance:         true,

@@ -101,6 +101,12 @@ func (u Usage) LogValue() slog.Value {
 	if u.CachedTokens != 0 {
 		a = append(a, slog.Int("cached_tokens", u.CachedTokens))
 	}
+	if u.CacheWriteTokens != 0 {
+		a = append(a, slog.Int("cache_write_tokens", u.CacheWriteTokens))
+	}
+	if u.CacheWrite1hTokens != 0 {
+		a = append(a, slog.Int("cache_write_1h_tokens", u.CacheWrite1hTokens))
+	}
 	if u.ReasoningTokens != 0 {
 		a = append(a, slog.Int("reasoning_tokens", u.ReasoningTokens))
 	}

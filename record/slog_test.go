@@ -57,7 +57,7 @@ func TestSlogSinkJSON(t *testing.T) {
 		"http_status": 200.0, "finish_reason": "stop", "response_id": "chatcmpl-abc123"}, ok["outcome_summary"])
 	assert.Equal(t, 812.25, ok["duration_ms"])
 	assert.Equal(t, map[string]any{"input_tokens": 120.0, "output_tokens": 48.0, "total_tokens": 168.0,
-		"cached_tokens": 64.0, "reasoning_tokens": 16.0}, ok["usage"])
+		"cached_tokens": 64.0, "cache_write_tokens": 32.0, "cache_write_1h_tokens": 8.0, "reasoning_tokens": 16.0}, ok["usage"])
 	assert.Equal(t, true, ok["history_record_appended"])
 	assert.Equal(t, 3.0, ok["conversation_history_size"])
 	assert.Equal(t, true, ok["history_access_detected"])
