@@ -113,3 +113,20 @@ func NotJSON(n int) Result {
 		ErrorMessage: "the response is not JSON (" + strconv.Itoa(n) + " bytes)",
 	}
 }
+
+// GuidanceEditor is an optional capability of a [Provider]: putting a
+// system guidance into the body of a request it recognizes, where its API
+// takes system instructions. The recorder's history preview
+// (middleware.WithHistoryPreview) asks the provider that matched a request
+// for it, so a provider given with middleware.WithProviders can take the
+// preview too.
+//
+// AddGuidance returns req.Body with text added, and true; or false when
+// this request does not take guidance (an embedding, a listing, a body of
+// an unexpected shape). The edit must be one insertion: every byte of the
+// body kept, in order, so that what the caller's SDK wrote is what is sent
+// with the guidance added. req.Body must not be modified; on any doubt,
+// return false.
+type GuidanceEditor interface {
+	AddGuidance(req *Request, text string) ([]byte, bool)
+}

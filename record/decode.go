@@ -67,6 +67,15 @@ func decodeRecord(b []byte, r *Record) error {
 				r.Usage = new(Usage)
 			}
 			err = d.usage(r.Usage)
+		case "cost":
+			if d.null() {
+				r.Cost = nil
+				return nil
+			}
+			if r.Cost == nil {
+				r.Cost = new(Cost)
+			}
+			err = d.cost(r.Cost)
 		case "truncated":
 			r.Truncated, err = d.strs("truncated")
 		case "history_guidance":
@@ -345,6 +354,24 @@ func (d *decoder) outcome(o *Outcome) error {
 			o.FinishReason, err = d.str("outcome_summary.finish_reason")
 		case "response_id":
 			o.ResponseID, err = d.str("outcome_summary.response_id")
+		default:
+			err = d.skipValue()
+		}
+		return err
+	})
+}
+
+func (d *decoder) cost(c *Cost) error {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.typeError("cost", "an object")
+	}
+	return d.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "usd":
+			c.USD, err = d.float("cost.usd")
+		case "table":
+			c.Table, err = d.str("cost.table")
 		default:
 			err = d.skipValue()
 		}

@@ -65,6 +65,7 @@ type Record struct {
 	Attempts      int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
 	Model         string  `json:"model,omitempty"`
 	Usage         *Usage  `json:"usage,omitempty"`
+	Cost          *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
 	// Truncated names the fields that were cut to fit a limit ("args",
 	// "kwargs", "error_message", ...): a cut is marked, never silent.
 	Truncated []string `json:"truncated,omitempty"`
@@ -125,6 +126,12 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning
 	// (thinking), when the provider reports it apart.
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+}
+
+// Cost is what a call cost, priced from its [Usage] by a price table.
+type Cost struct {
+	USD   float64 `json:"usd"`   // the price in US dollars
+	Table string  `json:"table"` // which table priced it, e.g. "litellm-2026-11-20"
 }
 
 // Success returns the outcome of a call that worked and produced a value of
@@ -196,6 +203,10 @@ func (r Record) Clone() Record {
 	if r.Usage != nil {
 		u := *r.Usage
 		c.Usage = &u
+	}
+	if r.Cost != nil {
+		cost := *r.Cost
+		c.Cost = &cost
 	}
 	if r.Truncated != nil {
 		c.Truncated = append([]string(nil), r.Truncated...)
@@ -285,6 +296,13 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	if r.Usage != nil {
 		dst = append(dst, `,"usage":`...)
 		dst = r.Usage.appendJSON(dst)
+	}
+	if r.Cost != nil {
+		dst = append(dst, `,"cost":{"usd":`...)
+		dst = appendFloat(dst, r.Cost.USD, 64)
+		dst = append(dst, `,"table":`...)
+		dst = appendString(dst, r.Cost.Table)
+		dst = append(dst, '}')
 	}
 	if len(r.Truncated) > 0 {
 		dst = append(dst, `,"truncated":`...)

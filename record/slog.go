@@ -50,6 +50,9 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	if r.Usage != nil {
 		a = append(a, slog.Attr{Key: "usage", Value: r.Usage.LogValue()})
 	}
+	if r.Cost != nil {
+		a = append(a, slog.Group("cost", slog.Float64("usd", r.Cost.USD), slog.String("table", r.Cost.Table)))
+	}
 	if len(r.Truncated) > 0 {
 		a = append(a, slog.Any("truncated", r.Truncated))
 	}
