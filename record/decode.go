@@ -56,6 +56,8 @@ func decodeRecord(b []byte, r *Record) error {
 			r.ArtifactHit, err = d.bool("artifact_hit")
 		case "attempts":
 			r.Attempts, err = d.int("attempts")
+		case "hops":
+			r.Hops, err = d.int("hops")
 		case "model":
 			r.Model, err = d.str("model")
 		case "usage":

@@ -63,6 +63,7 @@ type Record struct {
 	Output        string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
 	ArtifactHit   bool    `json:"artifact_hit,omitempty"`
 	Attempts      int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Hops          int     `json:"hops,omitempty"`     // redirects followed within the call
 	Model         string  `json:"model,omitempty"`
 	Usage         *Usage  `json:"usage,omitempty"`
 	Cost          *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
@@ -291,6 +292,10 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	if r.Attempts != 0 {
 		dst = append(dst, `,"attempts":`...)
 		dst = strconv.AppendInt(dst, int64(r.Attempts), 10)
+	}
+	if r.Hops != 0 {
+		dst = append(dst, `,"hops":`...)
+		dst = strconv.AppendInt(dst, int64(r.Hops), 10)
 	}
 	dst = appendOptString(dst, `,"model":`, r.Model)
 	if r.Usage != nil {

@@ -42,6 +42,7 @@ func fullRecord() record.Record {
 		Output:        "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```",
 		ArtifactHit:   true,
 		Attempts:      2,
+		Hops:          1,
 		Model:         "gpt-4o-mini-2024-07-18",
 		Usage:         &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, CacheWriteTokens: 32, CacheWrite1hTokens: 8, ReasoningTokens: 16},
 		Cost:          &record.Cost{USD: 0.000123, Table: "litellm-2026-11-20"},

@@ -42,20 +42,33 @@ var ErrClosed = errors.New("record: sink is closed")
 // record is dropped and counted.
 var ErrQueueFull = errors.New("record: async queue is full; record dropped")
 
-// Flush flushes s if it buffers; it is a no-op otherwise.
-func Flush(s Sink) error {
-	if f, ok := s.(Flusher); ok {
-		return f.Flush()
+// Flush flushes s if it buffers; it is a no-op otherwise. A panic in the
+// sink's Flush is returned as a [*PanicError].
+func Flush(s Sink) (err error) {
+	f, ok := s.(Flusher)
+	if !ok {
+		return nil
 	}
-	return nil
+	defer recoverInto(&err, "Flush")
+	return f.Flush()
 }
 
-// Close flushes s and closes it if it holds resources.
-func Close(s Sink) error {
-	if c, ok := s.(io.Closer); ok {
-		return c.Close()
+// Close flushes s and closes it if it holds resources. A panic in the
+// sink's Close or Flush is returned as a [*PanicError].
+func Close(s Sink) (err error) {
+	c, ok := s.(io.Closer)
+	if !ok {
+		return Flush(s)
 	}
-	return Flush(s)
+	defer recoverInto(&err, "Close")
+	return c.Close()
+}
+
+// recoverInto turns a panic of a sink's method into *err.
+func recoverInto(err *error, method string) {
+	if p := recover(); p != nil {
+		*err = &PanicError{Value: p, Method: method}
+	}
 }
 
 // Fanout appends each record to several sinks in order. One sink failing,
@@ -107,19 +120,47 @@ func (f *Fanout) Close() error {
 
 // PanicError is the error a sink's panic is turned into.
 type PanicError struct {
-	Value any // what the sink panicked with
+	Value  any    // what the sink panicked with
+	Method string // the sink's method that panicked: "Append", "Flush", "Close"; "" when not a sink's
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("record: sink panicked: %v", e.Value) }
+func (e *PanicError) Error() string {
+	if e.Method == "" {
+		return fmt.Sprintf("record: panic: %v", e.Value)
+	}
+	return fmt.Sprintf("record: sink panicked in %s: %v", e.Method, e.Value)
+}
 
 // safeAppend calls s.Append, turning a panic into a *PanicError.
 func safeAppend(ctx context.Context, s Sink, r Record) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &PanicError{Value: p}
-		}
-	}()
+	defer recoverInto(&err, "Append")
 	return s.Append(ctx, r)
+}
+
+// UndeliveredError is returned by [Async.Shutdown] when its context ended
+// before the sink behind it had taken every record and closed: the sink is
+// stuck, or too slow for the time allowed. It says what did not get there.
+type UndeliveredError struct {
+	Sink    string // the sink given up on, by its type
+	Records int    // records queued for it that it never took
+	Closing bool   // it took every record but did not finish Close
+	Err     error  // the context's error
+}
+
+func (e *UndeliveredError) Error() string {
+	if e.Records == 0 && e.Closing {
+		return fmt.Sprintf("record: gave up on sink %s while it was closing: %v", e.Sink, e.Err)
+	}
+	return fmt.Sprintf("record: gave up on sink %s: %d %s did not reach it: %v", e.Sink, e.Records, plural(e.Records, "record", "records"), e.Err)
+}
+
+func (e *UndeliveredError) Unwrap() error { return e.Err }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // AsyncOptions configures [NewAsync]. The zero value is the defaults.
@@ -152,8 +193,10 @@ type Async struct {
 	closed bool
 
 	written, dropped, errs atomic.Uint64
+	waiting                atomic.Int64 // records queued or being appended
 	closeOnce              sync.Once
-	closeErr               error
+	closeDone              chan struct{} // closed once the inner sink is closed
+	closeErr               error         // set before closeDone is closed
 }
 
 type asyncItem struct {
@@ -173,10 +216,11 @@ func NewAsync(inner Sink, opts *AsyncOptions) *Async {
 		o.QueueSize = 1024
 	}
 	a := &Async{
-		inner:   inner,
-		onError: o.OnError,
-		queue:   make(chan asyncItem, o.QueueSize),
-		done:    make(chan struct{}),
+		inner:     inner,
+		onError:   o.OnError,
+		queue:     make(chan asyncItem, o.QueueSize),
+		done:      make(chan struct{}),
+		closeDone: make(chan struct{}),
 	}
 	go a.run()
 	return a
@@ -194,10 +238,12 @@ func (a *Async) Append(ctx context.Context, r Record) error {
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx) // only cancelable contexts need it; saves an allocation
 	}
+	a.waiting.Add(1)
 	select {
 	case a.queue <- asyncItem{ctx: ctx, rec: r}:
 		return nil
 	default:
+		a.waiting.Add(-1)
 		a.dropped.Add(1)
 		return ErrQueueFull
 	}
@@ -218,17 +264,42 @@ func (a *Async) Flush() error {
 }
 
 // Close stops accepting records, waits until the queue is drained, then
-// flushes and closes the inner sink. It is safe to call more than once.
-func (a *Async) Close() error {
+// flushes and closes the inner sink. It is safe to call more than once. A
+// sink that never returns holds Close forever; [Async.Shutdown] bounds the
+// wait.
+func (a *Async) Close() error { return a.Shutdown(context.Background()) }
+
+// Shutdown is Close bounded by ctx. It stops accepting records and waits
+// for the queue to drain and the inner sink to flush and close, until ctx
+// ends. Then it gives up on the inner sink and returns an
+// [*UndeliveredError] counting the records that did not reach it; the
+// sink's goroutine is left to finish on its own, and records it takes
+// later still count in [Async.Stats]. Shutdown is safe to call more than
+// once; a later call waits again, with its own context.
+func (a *Async) Shutdown(ctx context.Context) error {
 	a.closeOnce.Do(func() {
 		a.mu.Lock()
 		a.closed = true
 		close(a.queue)
 		a.mu.Unlock()
-		<-a.done
-		a.closeErr = Close(a.inner)
+		go func() {
+			<-a.done
+			a.closeErr = Close(a.inner)
+			close(a.closeDone)
+		}()
 	})
-	return a.closeErr
+	select {
+	case <-a.closeDone:
+		return a.closeErr
+	case <-ctx.Done():
+	}
+	select {
+	case <-a.closeDone: // both ready: the sink made it
+		return a.closeErr
+	default:
+	}
+	n := int(a.waiting.Load())
+	return &UndeliveredError{Sink: fmt.Sprintf("%T", a.inner), Records: n, Closing: n == 0, Err: ctx.Err()}
 }
 
 // Stats returns the counters; they are safe to read at any time.
@@ -248,7 +319,9 @@ func (a *Async) run() {
 			it.flush <- Flush(a.inner)
 			continue
 		}
-		if err := safeAppend(it.ctx, a.inner, it.rec); err != nil {
+		err := safeAppend(it.ctx, a.inner, it.rec)
+		a.waiting.Add(-1)
+		if err != nil {
 			a.errs.Add(1)
 			a.report(err)
 			continue

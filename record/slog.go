@@ -38,6 +38,9 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	if r.Attempts != 0 {
 		a = append(a, slog.Int("attempts", r.Attempts))
 	}
+	if r.Hops != 0 {
+		a = append(a, slog.Int("hops", r.Hops))
+	}
 	if r.ErrorType != "" {
 		a = append(a, slog.String("error_type", r.ErrorType))
 	}
