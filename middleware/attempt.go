@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,17 +35,21 @@ type attempt struct {
 	header  http.Header
 	reqBody []byte
 	reqCut  bool
-	pooled  *[]byte // reqBody's pool buffer, if any
+	pooled  *[]byte  // reqBody's pool buffer, if any
+	tee     *teeBody // the body, captured as the transport reads it (no GetBody)
+	secrets []string // the credentials the request carried, redacted wherever they appear
 
 	callID  string
 	trace   string
 	parent  string
 	depth   int
 	speaker string // from the context; "" means from the request
-	key     string // identifies the logical call across attempts
-	claimed *held  // earlier failed attempts of the same logical call
+	key     string // identifies the logical call across attempts; "" when it cannot
+	claimed *held  // earlier attempts of the same logical call: failures, or a redirect
+	hop     bool   // claimed is the redirect this attempt follows
 	inner   atomic.Int32
 	guided  bool // the body sent carries the history preview
+	ended   atomic.Bool
 
 	parsed bool
 	prov   providers.Provider
@@ -67,8 +74,9 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	if req.URL != nil {
 		a.url = *req.URL
 	}
+	a.secrets = credentials(req.Header, req.URL)
 	c := r.captureRequest(req)
-	a.reqBody, a.reqCut, a.pooled = c.buf, c.cut, c.pooled
+	a.reqBody, a.reqCut, a.pooled, a.tee = c.buf, c.cut, c.pooled, c.tee
 
 	a.callID = CallIDFrom(ctx)
 	explicit := a.callID != ""
@@ -82,14 +90,27 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	a.parent, a.depth = parentFrom(ctx)
 	a.speaker = speakerFrom(ctx)
 
-	// Which logical call is this attempt part of?
+	// Which logical call is this attempt part of? A redirect's next hop
+	// carries the redirect response (http.Client sets req.Response), which
+	// is held under its own address until then.
+	if req.Response != nil {
+		if a.claimed = r.claim(hopKey(req.Response)); a.claimed != nil {
+			a.hop = true
+		}
+	}
 	switch idem := req.Header.Get("Idempotency-Key"); {
+	case a.hop:
+		a.key = r.fingerprint(a) // for its own retriable failure, if any
 	case explicit:
 		a.key = "call:" + a.callID
 		a.claimed = r.claim(a.key)
 	case idem != "":
 		a.key = "idem:" + idem
 		a.claimed = r.claim(a.key)
+	case a.tee != nil:
+		// The body is not known yet (it is read as it is sent), so nothing
+		// proves that a later request is the same one: never folded.
+		a.key = ""
 	default:
 		a.key = r.fingerprint(a)
 		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry.
@@ -115,10 +136,11 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 
 // captured is what captureRequest took of a request body.
 type captured struct {
-	buf    []byte  // the body, or its head when cut
-	cut    bool    // the body is longer than the cap
-	whole  bool    // buf is the entire body, read without error
-	pooled *[]byte // buf's pool buffer, if any
+	buf    []byte   // the body, or its head when cut
+	cut    bool     // the body is longer than the cap
+	whole  bool     // buf is the entire body, read without error
+	pooled *[]byte  // buf's pool buffer, if any
+	tee    *teeBody // set instead of buf when the body is captured as it is sent
 
 	// body and getBody replace the request's when body is not nil.
 	body    io.ReadCloser
@@ -127,9 +149,11 @@ type captured struct {
 
 // captureRequest copies up to the cap of the request body for parsing,
 // leaving what the transport sends intact. With GetBody it reads a fresh
-// copy and the request keeps its body; without, it reads the body itself
-// and returns a replacement that replays the same bytes (and, when the
-// whole body fit, a GetBody so redirects and retries can resend it).
+// copy and the request keeps its body. Without, the body can be read only
+// once, by the transport: it is wrapped so that a copy is kept as the
+// transport reads it, and the body streams exactly as it would without
+// the recorder (reading it first would deadlock an upload that waits for
+// the server). Once read whole within the cap, it can be sent again.
 func (r *Recorder) captureRequest(req *http.Request) (c captured) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return c
@@ -147,33 +171,72 @@ func (r *Recorder) captureRequest(req *http.Request) (c captured) {
 		c.buf, c.cut, c.whole = buf, more, !more && err == nil
 		return c
 	}
-	buf, more, err := readUpTo(req.Body, nil, limit, req.ContentLength)
-	c.buf, c.cut = buf, more
-	switch {
-	case err != nil:
-		// The body broke while we read it; the transport must see the same.
-		req.Body.Close()
-		c.body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
-	case more:
-		// Too long to keep: what we read, then the rest, unread.
-		c.body = readCloser{io.MultiReader(bytes.NewReader(buf), req.Body), req.Body}
-	default:
-		req.Body.Close()
-		c.whole = true
-		c.body = io.NopCloser(bytes.NewReader(buf))
-		c.getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
-	}
+	c.tee = &teeBody{rc: req.Body, limit: limit, size: req.ContentLength}
+	c.body, c.getBody = c.tee, c.tee.replay
 	return c
 }
 
-type readCloser struct {
-	io.Reader
-	io.Closer
+// teeBody is a request body without GetBody, captured as the transport
+// reads it. The transport's writing goroutine reads it while the recorder
+// may take its capture (after the response), so it has a lock.
+type teeBody struct {
+	rc    io.ReadCloser
+	limit int
+	size  int64 // Content-Length when known
+
+	mu     sync.Mutex
+	buf    []byte
+	cut    bool // more than limit bytes
+	eof    bool // read to its end without error
+	frozen bool // the capture was taken: keep no more
 }
 
-type errReader struct{ err error }
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	t.mu.Lock()
+	if !t.frozen && n > 0 {
+		keep := min(n, t.limit-len(t.buf))
+		if keep < n {
+			t.cut = true
+		}
+		if keep > 0 {
+			if len(t.buf)+keep > cap(t.buf) {
+				t.buf = grow(t.buf, int(min(max(t.size, 0), int64(t.limit))), t.limit)
+			}
+			t.buf = append(t.buf, p[:keep]...)
+		}
+	}
+	if err == io.EOF {
+		t.eof = true
+	}
+	t.mu.Unlock()
+	return n, err
+}
 
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+func (t *teeBody) Close() error { return t.rc.Close() }
+
+// capture returns what was read, and whether that is less than the body
+// (cut by the cap, or not read to its end: the server answered first, or
+// the send failed). Nothing more is kept afterwards.
+func (t *teeBody) capture() ([]byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.frozen = true
+	return t.buf, t.cut || !t.eof
+}
+
+// replay is the body's GetBody: the bytes again once they were all read
+// within the cap, an error before.
+func (t *teeBody) replay() (io.ReadCloser, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.eof || t.cut {
+		return nil, errNotReplayable
+	}
+	return io.NopCloser(bytes.NewReader(t.buf)), nil
+}
+
+var errNotReplayable = errors.New("llmhistory: the request body cannot be sent again: it has no GetBody and was not read whole within the capture cap")
 
 // readUpTo appends at most limit bytes of rd to buf and reports whether
 // more remained (it reads one byte past the limit to know). size is the
@@ -269,11 +332,14 @@ func (a *attempt) parse() {
 	}
 	a.parsed = true
 	r := a.r
+	if a.tee != nil {
+		a.reqBody, a.reqCut = a.tee.capture()
+	}
 	preq := providers.Request{
 		Method:        a.method,
-		URL:           safeURL(&a.url),
+		URL:           safeURL(&a.url, a.secrets),
 		Header:        a.header,
-		Body:          redactBytes(a.reqBody),
+		Body:          a.redact(a.reqBody),
 		BodyTruncated: a.reqCut,
 	}
 	func() {
@@ -297,6 +363,17 @@ func (a *attempt) parse() {
 	a.reqBody = nil
 }
 
+// redact returns b without key-shaped strings and without the literal
+// credentials the request carried; b itself when it holds none.
+func (a *attempt) redact(b []byte) []byte {
+	return redactLiteralBytes(redactBytes(b), a.secrets)
+}
+
+// redactString is redact for a string.
+func (a *attempt) redactString(s string) string {
+	return redactLiterals(Redact(s), a.secrets)
+}
+
 // endReason says what finalized a call.
 type endReason int
 
@@ -317,6 +394,7 @@ type finishInfo struct {
 	encoding string // Content-Encoding still on the captured bytes
 	stream   bool   // text/event-stream
 	length   int64  // Content-Length, -1 when unknown
+	redirect *http.Response // a redirect http.Client may follow: its next hop claims it
 	cap      *capture
 	end      time.Time
 }
@@ -326,17 +404,28 @@ type finishInfo struct {
 // retrying, so that its retry, which may start at once, finds it held.
 // Everything else is left to the worker.
 func (a *attempt) finish(f finishInfo) {
+	if !a.ended.CompareAndSwap(false, true) {
+		return
+	}
 	r := a.r
 	defer r.inflight.Add(-1)
 	defer r.recovered("finishing a record")
 	f.end = r.cfg.now()
 	j := &job{a: a, f: f}
-	// Failures are rare and their bodies small: settle them here.
-	if f.reason == endTransport || f.status >= 400 || f.reason == endReadError || f.reason == endContext {
+	switch {
+	case f.redirect != nil && r.cfg.dedupWindow > 0:
+		// Its next hop, if http.Client follows it, begins as soon as this
+		// body is closed: hold it now, under the response it claims by.
 		res := a.result(&j.f)
 		j.res = &res
-		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 {
-			j.hold = &held{key: a.key, start: a.firstStart(), attempts: a.attempts(), ctx: context.WithoutCancel(a.ctx)}
+		j.hold = a.holding(hopKey(f.redirect))
+		j.hold.keep = f.redirect
+	case f.reason == endTransport || f.status >= 400 || f.reason == endReadError || f.reason == endContext:
+		// Failures are rare and their bodies small: settle them here.
+		res := a.result(&j.f)
+		j.res = &res
+		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && a.key != "" {
+			j.hold = a.holding(a.key)
 		}
 	}
 	r.tracePending(a.trace, 1) // undone by process
@@ -346,6 +435,17 @@ func (a *attempt) finish(f finishInfo) {
 	}
 }
 
+// holding returns what is held of this attempt for the one that follows it.
+func (a *attempt) holding(key string) *held {
+	return &held{key: key, start: a.firstStart(), attempts: a.attempts(), hops: a.hops(), ctx: context.WithoutCancel(a.ctx)}
+}
+
+// hopKey is what a redirect is held under until its next hop claims it:
+// the response's address, which http.Client hands the next hop as
+// req.Response. The held entry keeps the response, so the address is not
+// reused meanwhile.
+func hopKey(resp *http.Response) string { return fmt.Sprintf("hop:%p", resp) }
+
 // firstStart is when the logical call began: its first attempt's start.
 func (a *attempt) firstStart() time.Time {
 	if a.claimed != nil {
@@ -354,28 +454,55 @@ func (a *attempt) firstStart() time.Time {
 	return a.start
 }
 
-// attempts counts the HTTP attempts of the logical call so far.
+// attempts counts the HTTP attempts of the logical call so far: its
+// retries. A redirect's next hop is not a retry.
 func (a *attempt) attempts() int {
 	n := max(1, int(a.inner.Load()))
 	if a.claimed != nil {
 		n += a.claimed.attempts
+		if a.hop {
+			n--
+		}
 	}
 	return n
+}
+
+// hops counts the redirects followed within the logical call so far.
+func (a *attempt) hops() int {
+	if a.claimed == nil {
+		return 0
+	}
+	if a.hop {
+		return a.claimed.hops + 1
+	}
+	return a.claimed.hops
 }
 
 // result parses the response and decides the outcome.
 func (a *attempt) result(f *finishInfo) providers.Result {
 	if f.reason == endTransport {
-		typ := record.ErrorTypeForError(f.err)
-		if typ == record.ErrorUnknown || typ == record.ErrorDecode {
-			typ = record.ErrorTransport
+		return providers.Result{Outcome: record.Failure(a.failureType(f.err)), ErrorMessage: f.err.Error()}
+	}
+	if f.status >= 300 && f.status < 400 {
+		// No value came back: a redirect that was followed is replaced by
+		// its last hop's record, one that was not is what the caller got.
+		res := providers.Result{Outcome: record.Failure(record.ErrorUnknown), Finished: true}
+		res.Outcome.HTTPStatus = f.status
+		res.ErrorMessage = "HTTP " + strconv.Itoa(f.status) + " redirect"
+		if loc := f.header.Get("Location"); loc != "" {
+			res.ErrorMessage += " to " + loc
 		}
-		return providers.Result{Outcome: record.Failure(typ), ErrorMessage: f.err.Error()}
+		res.ErrorMessage += ", not followed"
+		return res
 	}
 	a.parse()
 	res := a.parseResponse(f)
 	res.Outcome.HTTPStatus = f.status
 	if f.status >= 400 {
+		if f.reason == endClose && f.cap != nil && f.cap.total == 0 {
+			// Closed unread (SDKs retry that way): the status says it all.
+			res.ErrorMessage = "HTTP " + strconv.Itoa(f.status) + " " + http.StatusText(f.status) + " (body closed unread)"
+		}
 		return res
 	}
 	complete := f.reason == endEOF || res.Finished ||
@@ -387,10 +514,7 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 	typ, why := record.ErrorIncomplete, ""
 	switch f.reason {
 	case endReadError, endContext:
-		typ = record.ErrorTypeForError(f.err)
-		if typ == record.ErrorUnknown || typ == record.ErrorDecode {
-			typ = record.ErrorTransport
-		}
+		typ = a.failureType(f.err)
 		why = f.err.Error()
 	case endClose:
 		why = "response body closed after " + strconv.FormatInt(f.cap.total, 10) + " bytes, before its end"
@@ -402,6 +526,27 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 	res.Outcome.ResponseID, res.Outcome.FinishReason = keep.ResponseID, keep.FinishReason
 	res.ErrorMessage = why
 	return res
+}
+
+// failureType classifies the error that ended an attempt without an HTTP
+// answer, or a body half way. The call's context decides first: one cause
+// must always give one type, and when a deadline cuts a stream the
+// transport's error (a canceled request, a closed connection) and the
+// context's own may arrive in either order. A deadline that has passed is
+// a timeout even before the context's timer says so: http.Client's
+// Timeout cancels the transport on a timer of its own.
+func (a *attempt) failureType(err error) string {
+	if cerr := a.ctx.Err(); cerr != nil {
+		return record.ErrorTypeForError(cerr)
+	}
+	if dl, ok := a.ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return record.ErrorTimeout
+	}
+	typ := record.ErrorTypeForError(err)
+	if typ == record.ErrorUnknown || typ == record.ErrorDecode {
+		typ = record.ErrorTransport
+	}
+	return typ
 }
 
 func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
@@ -419,8 +564,8 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 				presp.Body, presp.Tail = nil, nil
 			}
 		}
-		presp.Body = redactBytes(presp.Body)
-		presp.Tail = redactBytes(presp.Tail)
+		presp.Body = a.redact(presp.Body)
+		presp.Tail = a.redact(presp.Tail)
 	}
 	defer func() {
 		if x := recover(); x != nil {

@@ -6,11 +6,6 @@ import (
 	"sync/atomic"
 )
 
-// maxErrorDrain is how much of an unread error body Close reads so the
-// record can say why the call failed (an SDK that retries closes the body
-// of a 429 without reading it).
-const maxErrorDrain = 64 << 10
-
 // body wraps a response body: bytes pass through to the caller unchanged
 // and as they arrive, while a copy goes into a bounded capture. The record
 // is finalized exactly once, on the first of EOF, a read error, Close, the
@@ -48,34 +43,14 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close finalizes the record from what was read, then closes the body. It
+// never reads: the caller is done with the body, and a stalled server must
+// not turn its Close into a wait (an SDK closes a 429 unread before it
+// retries). The record is settled first, so that it does not wait on the
+// underlying Close either.
 func (b *body) Close() error {
-	if b.info.status >= 400 && !b.info.stream && !b.done.Load() {
-		b.drainError()
-	}
-	err := b.rc.Close()
 	b.finish(endClose, nil)
-	return err
-}
-
-// drainError reads the rest of a small error body into the capture.
-func (b *body) drainError() {
-	var buf [4 << 10]byte
-	for read := 0; read < maxErrorDrain; {
-		n, err := b.rc.Read(buf[:])
-		read += n
-		b.mu.Lock()
-		if !b.done.Load() {
-			b.cap.write(buf[:n])
-		}
-		b.mu.Unlock()
-		if err == io.EOF {
-			b.finish(endEOF, nil)
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+	return b.rc.Close()
 }
 
 // finish finalizes the record once. A later call waits until the first

@@ -8,13 +8,16 @@ import (
 )
 
 // held is a retriable failure waiting for the retry that would fold it
-// into one record with the retry's outcome. It is made on the call's path,
+// into one record with the retry's outcome, or a redirect waiting for its
+// next hop. It is made on the call's path,
 // when the failure is known; its record is filled in by the worker, which
 // always gets to it before the job of any retry that claims it.
 type held struct {
 	key      string
 	start    time.Time // the first attempt's start
 	attempts int
+	hops     int
+	keep     any // a redirect response, kept alive while its address is the key
 	ctx      context.Context
 	timer    *time.Timer
 	rec      record.Record // set by the worker

@@ -14,7 +14,8 @@ const (
 	DefaultMaxRequestBody  = 1 << 20          // bytes of a request body captured
 	DefaultMaxResponseBody = 1 << 20          // bytes of a response body captured
 	DefaultDedupWindow     = 10 * time.Second // how long a retriable failure waits for its retry
-	DefaultSinkQueue       = 4096             // records waiting for the sinks
+	DefaultSinkQueue       = 4096             // records waiting for each sink
+	DefaultCloseTimeout    = 5 * time.Second  // how long Close waits for the sinks
 )
 
 // Option configures a [Recorder].
@@ -38,6 +39,7 @@ type config struct {
 	// previewLatest is how many records the history preview summarizes;
 	// zero means no preview (WithHistoryPreview).
 	previewLatest int
+	closeTimeout  time.Duration
 }
 
 // WithSink adds a sink that receives every record. It may be given
@@ -57,7 +59,7 @@ func WithSink(s record.Sink) Option {
 // and tools, not for serving paths.
 func WithSyncSinks() Option { return func(c *config) { c.syncSinks = true } }
 
-// WithSinkQueue sets how many records may wait for the sinks; past it,
+// WithSinkQueue sets how many records may wait for each sink; past it,
 // records are dropped and counted in [Stats]. Default [DefaultSinkQueue].
 func WithSinkQueue(n int) Option { return func(c *config) { c.sinkQueue = n } }
 
@@ -127,6 +129,18 @@ func WithProgramSource() Option { return func(c *config) { c.programSrc = true }
 // the outcome summary is compact on purpose, and output may be sensitive.
 func WithOutput() Option { return func(c *config) { c.storeOutput = true } }
 
+// WithCloseTimeout sets how long [Recorder.Close] waits for pending
+// records to reach the sinks before it gives up on those that are stuck.
+// Zero or less keeps [DefaultCloseTimeout]. [Recorder.Shutdown] takes its
+// bound from its context instead.
+func WithCloseTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.closeTimeout = d
+		}
+	}
+}
+
 // WithClock sets the clock used for timestamps and durations, for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -137,7 +151,7 @@ func WithProviders(ps ...providers.Provider) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow}
+	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow, closeTimeout: DefaultCloseTimeout}
 	for _, o := range opts {
 		o(&c)
 	}

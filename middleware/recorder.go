@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"net/http"
@@ -34,8 +35,9 @@ var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}
 type Recorder struct {
 	cfg      config
 	history  *record.Memory
-	fanout   *record.Fanout
-	async    *record.Async // nil with WithSyncSinks or without sinks
+	fanout   *record.Fanout  // the sinks, fed on the worker (WithSyncSinks); nil otherwise
+	queues   []*record.Async // one queue per sink, so one stuck sink costs no other its records
+	sinkType []string        // each sink's type, for errors
 	hashSeed maphash.Seed
 	work     workQueue
 
@@ -45,8 +47,8 @@ type Recorder struct {
 	open    map[*body]struct{} // response bodies not yet finalized
 	held    map[string][]*held // retriable failures waiting for their retry
 	nHeld   int
-	closeE  error
-	once    sync.Once
+	closeE  error     // Shutdown's result
+	once    sync.Once // Shutdown runs once
 
 	// ended calls per trace whose records are not yet in the history:
 	// a preview waits for them only (WithHistoryPreview; nil without)
@@ -62,7 +64,7 @@ type Recorder struct {
 // Pending.
 type Stats struct {
 	Recorded   uint64 // records emitted to the history and the sinks
-	Dropped    uint64 // records the sinks never got: their queue was full, or they were closed
+	Dropped    uint64 // appends a sink never got (its queue was full, or it was closed), once per sink
 	Pending    int    // calls not yet recorded: in flight, being parsed, or failures held for their retry
 	SinkErrors uint64 // appends a sink failed
 	Panics     uint64 // panics recovered inside recording (parsers, sinks, hooks)
@@ -82,14 +84,17 @@ func NewRecorder(opts ...Option) *Recorder {
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
 	}
-	if len(cfg.sinks) > 0 {
-		r.fanout = record.NewFanout(cfg.sinks...)
+	for _, s := range cfg.sinks {
+		r.sinkType = append(r.sinkType, fmt.Sprintf("%T", s))
 		if !cfg.syncSinks {
-			r.async = record.NewAsync(r.fanout, &record.AsyncOptions{
+			r.queues = append(r.queues, record.NewAsync(s, &record.AsyncOptions{
 				QueueSize: cfg.sinkQueue,
 				OnError:   r.sinkFailed,
-			})
+			}))
 		}
+	}
+	if cfg.syncSinks && len(cfg.sinks) > 0 {
+		r.fanout = record.NewFanout(cfg.sinks...)
 	}
 	r.work.start(r)
 	return r
@@ -136,56 +141,146 @@ func (r *Recorder) Stats() Stats {
 
 // Flush waits until the records of the calls that have ended are in the
 // history and the sinks, and flushes the sinks that buffer. Failures held
-// for their retry are not emitted by Flush; Close emits them.
+// for their retry are not emitted by Flush; Close emits them. A sink that
+// never returns holds Flush too; [Recorder.Shutdown] is the bounded way
+// out.
 func (r *Recorder) Flush() error {
 	r.work.wait()
-	switch {
-	case r.async != nil:
-		return r.async.Flush()
-	case r.fanout != nil:
-		return r.fanout.Flush()
+	var err error
+	if r.fanout != nil {
+		err = r.fanout.Flush()
+	} else {
+		var errs []error
+		for _, q := range r.queues {
+			errs = append(errs, q.Flush())
+		}
+		err = errors.Join(errs...)
 	}
-	return nil
+	if err != nil {
+		r.trouble("a sink failed to flush", err)
+	}
+	return err
 }
 
-// Close finishes recording: response bodies never closed are finalized
-// (marked incomplete), failures held for their retry are emitted, and the
-// sinks are drained, flushed and closed. Calls made afterwards pass through
-// unrecorded. Close is safe to call more than once.
+// Close is [Recorder.Shutdown] with a bound of its own: it waits at most
+// the close timeout ([WithCloseTimeout], default [DefaultCloseTimeout]), so
+// a program that defers Close never hangs at exit on a stuck sink. Close
+// is safe to call more than once.
 func (r *Recorder) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.closeTimeout)
+	defer cancel()
+	return r.Shutdown(ctx)
+}
+
+// Shutdown finishes recording, in the manner of [http.Server.Shutdown]:
+// response bodies never closed are finalized (marked incomplete), failures
+// held for their retry are emitted, and the sinks are drained, flushed and
+// closed, each on its own, so that one slow sink does not hold the others.
+// Calls made from the start of Shutdown pass through unrecorded.
+//
+// If ctx ends first, Shutdown gives up on what has not finished: it
+// returns a [*ShutdownError] that says which sinks it gave up on and how
+// many records did not reach them, and the recorder stays closed. Only
+// the first call of Shutdown or Close does the work; later ones return
+// its result.
+func (r *Recorder) Shutdown(ctx context.Context) error {
 	r.once.Do(func() {
-		r.mu.Lock()
-		r.closed = true
-		r.closing.Store(true)
-		bodies := make([]*body, 0, len(r.open))
-		for b := range r.open {
-			bodies = append(bodies, b)
+		if r.closeE = r.shutdown(ctx); r.closeE != nil {
+			r.trouble("shutting down: a sink failed or was given up on", r.closeE)
 		}
-		r.mu.Unlock()
+	})
+	return r.closeE
+}
+
+// ShutdownError is what [Recorder.Shutdown] and [Recorder.Close] return
+// when their time ran out before every record reached every sink.
+type ShutdownError struct {
+	Sinks       []string // the sinks given up on, by type; "recorder" when records never left the recorder
+	Undelivered int      // records that did not reach them, counted once per sink
+	Err         error    // the context's error
+}
+
+func (e *ShutdownError) Error() string {
+	n := e.Undelivered
+	records := "records"
+	if n == 1 {
+		records = "record"
+	}
+	return fmt.Sprintf("llmhistory: shutdown gave up on %s: %d %s did not reach them: %v", strings.Join(e.Sinks, ", "), n, records, e.Err)
+}
+
+func (e *ShutdownError) Unwrap() error { return e.Err }
+
+func (r *Recorder) shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.closing.Store(true)
+	bodies := make([]*body, 0, len(r.open))
+	for b := range r.open {
+		bodies = append(bodies, b)
+	}
+	var waiting []*held
+	for _, list := range r.held {
+		waiting = append(waiting, list...)
+	}
+	clear(r.held)
+	r.nHeld = 0
+	r.mu.Unlock()
+
+	// Finishing what is open goes through the worker, which a stuck sink
+	// (WithSyncSinks) or hook can hold: wait for it within ctx only.
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
 		for _, b := range bodies {
 			b.finish(endAbandoned, nil)
 		}
-		r.mu.Lock()
-		var waiting []*held
-		for _, list := range r.held {
-			waiting = append(waiting, list...)
-		}
-		clear(r.held)
-		r.nHeld = 0
-		r.mu.Unlock()
 		for _, h := range waiting {
 			h.timer.Stop()
 			r.work.submit(&job{emit: h})
 		}
 		r.work.stop()
-		switch {
-		case r.async != nil:
-			r.closeE = r.async.Close()
-		case r.fanout != nil:
-			r.closeE = r.fanout.Close()
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		return &ShutdownError{Sinks: []string{"recorder"}, Undelivered: r.work.pending() + len(bodies), Err: ctx.Err()}
+	}
+
+	if r.fanout != nil {
+		closed := make(chan error, 1)
+		go func() { closed <- r.fanout.Close() }()
+		select {
+		case err := <-closed:
+			return err
+		case <-ctx.Done():
+			return &ShutdownError{Sinks: r.sinkType, Err: ctx.Err()}
 		}
-	})
-	return r.closeE
+	}
+
+	errs := make([]error, len(r.queues))
+	var wg sync.WaitGroup
+	for i, q := range r.queues {
+		wg.Go(func() { errs[i] = q.Shutdown(ctx) })
+	}
+	wg.Wait()
+	var gaveUp *ShutdownError
+	for i, err := range errs {
+		var ue *record.UndeliveredError
+		if !errors.As(err, &ue) {
+			continue
+		}
+		if gaveUp == nil {
+			gaveUp = &ShutdownError{Err: ue.Err}
+		}
+		gaveUp.Sinks = append(gaveUp.Sinks, r.sinkType[i])
+		gaveUp.Undelivered += ue.Records
+		errs[i] = nil
+	}
+	if gaveUp != nil {
+		errs = append(errs, gaveUp)
+	}
+	return errors.Join(errs...)
 }
 
 func (r *Recorder) isClosed() bool { return r.closing.Load() }
@@ -199,6 +294,7 @@ func (r *Recorder) trouble(kind string, err error) {
 	if _, seen := r.logged.LoadOrStore(kind, true); seen {
 		return
 	}
+	defer func() { _ = recover() }() // the logger is user code too; nowhere left to report it
 	r.cfg.logger.LogAttrs(context.Background(), slog.LevelWarn, "llmhistory: "+kind+"; the call was not affected (logged once, counted in Recorder.Stats)",
 		slog.String("error", Redact(err.Error())))
 }
@@ -227,6 +323,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	resp, err := t.next.RoundTrip(req2)
+	if err == nil && resp == nil {
+		// A broken RoundTripper below: fail as http.Client would, naming it.
+		err = fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", t.next)
+	}
 	if err != nil {
 		a.finish(finishInfo{reason: endTransport, err: err})
 		return resp, err
@@ -235,9 +335,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// isRedirect reports whether http.Client may follow a response with this
+// status to its Location.
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
 // watch wraps the response body so that reading it finalizes the record.
+// Whatever goes wrong in here, the attempt is finished: a call is never
+// left unrecorded (finish runs once; a later call does nothing).
 func (r *Recorder) watch(a *attempt, resp *http.Response) {
-	defer r.recovered("watching a response")
+	defer func() {
+		if p := recover(); p != nil {
+			r.trouble("panic in watching a response", &record.PanicError{Value: p})
+			a.finish(finishInfo{reason: endEOF, status: resp.StatusCode, length: -1})
+		}
+	}()
 	f := finishInfo{
 		status: resp.StatusCode,
 		header: safeHeader(resp.Header),
@@ -246,6 +364,9 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 	}
 	if !resp.Uncompressed { // the caller gets the bytes as encoded: decode our copy
 		f.encoding = resp.Header.Get("Content-Encoding")
+	}
+	if isRedirect(resp.StatusCode) && resp.Header.Get("Location") != "" {
+		f.redirect = resp
 	}
 	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
 		f.reason = endEOF

@@ -98,15 +98,17 @@ func TestErrorStatusesAreOneRecordEach(t *testing.T) {
 	}
 }
 
-func TestErrorBodyClosedUnreadStillExplains(t *testing.T) {
-	// SDKs that retry close a 429's body without reading it.
+func TestErrorBodyClosedUnreadIsRecordedFromItsStatus(t *testing.T) {
+	// SDKs that retry close a 429's body without reading it. Close does not
+	// read it for them (the server may stall): the status tells the type.
 	e := newEnv(t, middleware.WithDedupWindow(0))
 	srv := serve(t, 429, "application/json", `{"error":{"message":"quota","code":"insufficient_quota"}}`)
 	resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	r := one(t, e)
-	assert.Equal(t, record.ErrorQuota, r.ErrorType, "Close read the small error body to tell quota from rate limit")
+	assert.Equal(t, record.ErrorRateLimit, r.ErrorType)
+	assert.Equal(t, "HTTP 429 Too Many Requests (body closed unread)", r.ErrorMessage)
 }
 
 func TestTransportErrorIsOneRecord(t *testing.T) {
@@ -401,7 +403,18 @@ func TestRedirectReplaysTheBody(t *testing.T) {
 				resp.Body.Close()
 				assert.Equal(t, code, resp.StatusCode)
 			}
-			assert.Len(t, e.records(), 3, "each HTTP hop is one record")
+			require.NoError(t, e.rec.Close()) // emits the redirect no client followed
+			rs := e.records()
+			require.Len(t, rs, 2, "the followed redirect and its hop are one record")
+			assert.Equal(t, 1, rs[0].Hops)
+			assert.Equal(t, 1, rs[0].Attempts, "a hop is not a retry")
+			assert.True(t, rs[0].Outcome.OK)
+			assert.Equal(t, "chat.completion", rs[0].Outcome.ValueClass)
+			assert.Zero(t, rs[1].Hops)
+			assert.False(t, rs[1].Outcome.OK, "a redirect is never a success")
+			assert.Empty(t, rs[1].Outcome.ValueClass)
+			assert.Equal(t, code, rs[1].Outcome.HTTPStatus)
+			assert.Contains(t, rs[1].ErrorMessage, "redirect to /end, not followed")
 		})
 	}
 }

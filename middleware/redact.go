@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -37,13 +38,18 @@ func safeHeader(h http.Header) http.Header {
 }
 
 // safeURL returns a copy of u without user info and secret query
-// parameters.
-func safeURL(u *url.URL) *url.URL {
+// parameters, and with key-shaped strings and the call's own credentials
+// (secrets) redacted from its path: a provider names an unknown endpoint
+// after its path, and some gateways put keys there.
+func safeURL(u *url.URL, secrets []string) *url.URL {
 	if u == nil {
 		return nil
 	}
 	c := *u
 	c.User = nil
+	if p := redactLiterals(Redact(c.Path), secrets); p != c.Path {
+		c.Path, c.RawPath = p, ""
+	}
 	if c.RawQuery != "" {
 		q := c.Query()
 		changed := false
@@ -107,6 +113,76 @@ func Redact(s string) string {
 		return s
 	}
 	return string(redactBytes([]byte(s)))
+}
+
+// minCredential is the shortest credential whose literal value is redacted
+// wherever it appears: shorter values would redact ordinary words.
+const minCredential = 8
+
+// credentials returns the literal values of the credentials a request
+// carries: the secret headers (the token of an Authorization header
+// without its scheme) and the secret query parameters. The recorder
+// redacts them wherever they appear in what it records, whatever their
+// shape: a gateway may echo an Azure key (32 hex digits, not key-shaped)
+// in an error body.
+func credentials(h http.Header, u *url.URL) []string {
+	var out []string
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if len(v) >= minCredential && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for k, vs := range h {
+		switch k = http.CanonicalHeaderKey(k); {
+		case !secretHeaders[k] || k == "Set-Cookie":
+		case k == "Cookie":
+			for _, v := range vs {
+				for _, c := range strings.Split(v, ";") {
+					if _, val, ok := strings.Cut(c, "="); ok {
+						add(val)
+					}
+				}
+			}
+		default:
+			for _, v := range vs {
+				if scheme, token, ok := strings.Cut(strings.TrimSpace(v), " "); ok && !strings.ContainsAny(scheme, "=:") {
+					v = token // "Bearer <token>", "Basic <base64>"
+				}
+				add(v)
+			}
+		}
+	}
+	if u != nil && u.RawQuery != "" {
+		q := u.Query()
+		for _, p := range secretParams {
+			for _, v := range q[p] {
+				add(v)
+			}
+		}
+	}
+	return out
+}
+
+// redactLiterals replaces every occurrence of the secrets in s.
+func redactLiterals(s string, secrets []string) string {
+	for _, v := range secrets {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
+}
+
+// redactLiteralBytes is redactLiterals for bytes: b itself when it holds
+// none, else a new slice, so the caller's bytes are never changed.
+func redactLiteralBytes(b []byte, secrets []string) []byte {
+	for _, v := range secrets {
+		if bytes.Contains(b, []byte(v)) {
+			b = bytes.ReplaceAll(b, []byte(v), []byte(Redacted))
+		}
+	}
+	return b
 }
 
 // mayHoldSecret is a quick check that lets clean text through without work.

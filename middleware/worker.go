@@ -192,11 +192,12 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		Usage:        res.Usage,
 		Truncated:    a.call.Truncated,
 		Attempts:     a.attempts(),
+		Hops:         a.hops(),
 
 		HistoryGuidance: a.guided,
 	}
 	if !res.Outcome.OK {
-		rec.ErrorMessage = clipMessage(Redact(res.ErrorMessage))
+		rec.ErrorMessage = clipMessage(a.redactString(res.ErrorMessage))
 	}
 	if rec.Model == "" {
 		rec.Model = a.call.Model
@@ -204,6 +205,15 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	if h := a.claimed; h != nil {
 		// The held record was built first: the queue is in order.
 		rec.CallID, rec.Timestamp = h.rec.CallID, h.rec.Timestamp
+		if a.hop {
+			// What the caller asked is the first hop's request: a 303 (or
+			// a 301/302 after a POST) sends the next hop without a body.
+			rec.Speaker, rec.MethodName, rec.Args, rec.Kwargs = h.rec.Speaker, h.rec.MethodName, h.rec.Args, h.rec.Kwargs
+			rec.Truncated, rec.HistoryGuidance = h.rec.Truncated, h.rec.HistoryGuidance
+			if rec.Model == "" {
+				rec.Model = h.rec.Model
+			}
+		}
 	}
 	rec.DurationMS = float64(f.end.Sub(a.firstStart()).Microseconds()) / 1000
 	a.r.scanCode(&rec, res)
@@ -271,15 +281,16 @@ func (r *Recorder) emit(ctx context.Context, rec record.Record) {
 	}
 	stored := r.history.Add(rec)
 	r.recorded.Add(1)
-	switch {
-	case r.async != nil:
-		if err := r.async.Append(ctx, stored); err != nil {
-			r.dropped.Add(1)
-			r.trouble("the sink queue is full or closed; records are dropped", err)
-		}
-	case r.fanout != nil:
+	if r.fanout != nil {
 		if err := r.fanout.Append(context.WithoutCancel(ctx), stored); err != nil {
 			r.sinkFailed(err)
+		}
+		return
+	}
+	for _, q := range r.queues {
+		if err := q.Append(ctx, stored); err != nil {
+			r.dropped.Add(1)
+			r.trouble("a sink queue is full or closed; records are dropped", err)
 		}
 	}
 }

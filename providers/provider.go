@@ -130,3 +130,15 @@ func NotJSON(n int) Result {
 type GuidanceEditor interface {
 	AddGuidance(req *Request, text string) ([]byte, bool)
 }
+
+// Unfinished turns res into the outcome of a stream that reached the end of
+// its body without its end (no end marker, no finish reason, or its last
+// event cut off): nothing tells the caller it had the whole answer, so the
+// call is [record.ErrorIncomplete], not a success. The response id and
+// finish reason it had are kept.
+func Unfinished(res *Result, why string) {
+	keep := res.Outcome
+	res.Outcome = record.Failure(record.ErrorIncomplete)
+	res.Outcome.ResponseID, res.Outcome.FinishReason = keep.ResponseID, keep.FinishReason
+	res.ErrorMessage = why
+}

@@ -79,3 +79,18 @@ func ScanSSE(body []byte, fn func(Event) bool) {
 	}
 	flush()
 }
+
+// FrameStart returns where the first whole frame of b begins: just after
+// its first blank line, whichever of the three line endings SSE allows
+// ("\n\n", "\r\n\r\n", "\r\r") ends it, or -1 when b holds none. A capture
+// cut by the recorder keeps the tail of a long stream; the tail starts in
+// the middle of an event, and its first whole one is here.
+func FrameStart(b []byte) int {
+	best := -1
+	for _, sep := range [...]string{"\n\n", "\r\n\r\n", "\r\r"} {
+		if i := bytes.Index(b, []byte(sep)); i >= 0 && (best < 0 || i+len(sep) < best) {
+			best = i + len(sep)
+		}
+	}
+	return best
+}

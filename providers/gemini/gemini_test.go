@@ -392,6 +392,64 @@ func TestParseResponseBlocked(t *testing.T) {
 	assert.True(t, res.Finished)
 }
 
+// Clients of the older generative-ai-go REST client ask for
+// enum-encoding=int: every enum the parser reads arrives as a number.
+func TestEnumsAsNumbers(t *testing.T) {
+	p := gemini.Provider{}
+	for _, tt := range []struct {
+		body       string
+		ok         bool
+		typ        string
+		reason     string
+		errMessage string
+	}{
+		{`{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":1}]}`, true, "", "STOP", ""},
+		{`{"candidates":[{"finishReason":2}]}`, true, "", "MAX_TOKENS", ""},
+		{`{"candidates":[{"finishReason":3}]}`, false, record.ErrorContentFilter, "SAFETY", "blocked: SAFETY"},
+		{`{"candidates":[{"finishReason":4}]}`, false, record.ErrorContentFilter, "RECITATION", "blocked: RECITATION"},
+		{`{"candidates":[{"finishReason":5}]}`, true, "", "OTHER", ""},
+		{`{"candidates":[{"finishReason":8}]}`, false, record.ErrorContentFilter, "PROHIBITED_CONTENT", "blocked: PROHIBITED_CONTENT"},
+		{`{"candidates":[{"finishReason":99}]}`, true, "", "99", ""},
+		{`{"promptFeedback":{"blockReason":1}}`, false, record.ErrorContentFilter, "", "prompt blocked: SAFETY"},
+		{`{"promptFeedback":{"blockReason":4}}`, false, record.ErrorContentFilter, "", "prompt blocked: PROHIBITED_CONTENT"},
+	} {
+		res := p.ParseResponse(generateCall, response(200, []byte(tt.body)))
+		assert.Equal(t, tt.ok, res.Outcome.OK, tt.body)
+		assert.Equal(t, tt.typ, res.Outcome.ErrorType, tt.body)
+		assert.Equal(t, tt.reason, res.Outcome.FinishReason, tt.body)
+		assert.Equal(t, tt.errMessage, res.ErrorMessage, tt.body)
+	}
+
+	// A stream in the int encoding ends with a numeric finish reason, and a
+	// long one keeps it in its tail.
+	stream := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"}}]}\r\n\r\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\" there\"}],\"role\":\"model\"},\"finishReason\":1}],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2,\"totalTokenCount\":5}}\r\n\r\n"
+	res := p.ParseResponse(streamCall, streamResponse([]byte(stream)))
+	assert.True(t, res.Outcome.OK)
+	assert.Equal(t, "STOP", res.Outcome.FinishReason)
+	resp := response(200, []byte(`{"candidates":[{"content":{"parts":[{"text":"`))
+	resp.Truncated, resp.Tail = true, []byte(`xx"}]},"finishReason":3}],"modelVersion":"gemini-2.0-flash"}`)
+	res = p.ParseResponse(generateCall, resp)
+	assert.Equal(t, record.ErrorContentFilter, res.Outcome.ErrorType, "a cut body's tail is read in both encodings too")
+}
+
+// A stream has no end marker but its last chunk's finish reason: one that
+// ends without it did not finish.
+func TestStreamWithoutFinishReasonIsIncomplete(t *testing.T) {
+	full := testdata(t, "gemini_stream.sse")
+	last := bytes.LastIndex(full, []byte("data: "))
+	res := gemini.Provider{}.ParseResponse(streamCall, streamResponse(full[:last]))
+	assert.False(t, res.Outcome.OK)
+	assert.Equal(t, record.ErrorIncomplete, res.Outcome.ErrorType)
+	assert.Equal(t, "the stream ended without a finish reason", res.ErrorMessage)
+
+	resp := streamResponse(full[:last])
+	resp.EOF = false // closed by the caller: the middleware decides
+	assert.True(t, gemini.Provider{}.ParseResponse(streamCall, resp).Outcome.OK)
+
+	assert.True(t, gemini.Provider{}.ParseResponse(streamCall, streamResponse(full)).Outcome.OK)
+}
+
 func TestParseResponseOtherMethods(t *testing.T) {
 	p := gemini.Provider{}
 	for _, tt := range []struct {

@@ -48,7 +48,7 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 		a.scan(resp.Body)
 		if resp.Truncated {
 			// The tail starts mid-event: read it from its first frame on.
-			if i := frameStart(resp.Tail); i >= 0 {
+			if i := providers.FrameStart(resp.Tail); i >= 0 {
 				a.scan(resp.Tail[i:])
 			}
 		}
@@ -64,7 +64,13 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 		// Bytes, but no response in them: genai fails to decode this.
 		return providers.NotJSON(len(body))
 	}
-	return a.result()
+	res := a.result()
+	if resp.Stream && resp.EOF && !a.finished && res.Outcome.OK && a.class == classGenerate {
+		// A stream's last chunk carries the finish reason; without it the
+		// body ended early (there is no other end marker).
+		providers.Unfinished(&res, "the stream ended without a finish reason")
+	}
+	return res
 }
 
 // valueClass is what a successful call of a method returns.
@@ -87,6 +93,43 @@ const classGenerate = "generate_content_response"
 func errorResult(status int, body []byte) providers.Result {
 	typ, msg := providers.ClassifyError(status, body)
 	return providers.Result{Outcome: record.Failure(typ), ErrorMessage: msg, Finished: true}
+}
+
+// The enums the parser reads, by number: clients built on the older
+// generative-ai-go REST client (langchaingo's googleai among them) ask for
+// enum-encoding=int, and get "finishReason": 1 for STOP. The numbers are
+// the proto's (google.ai.generativelanguage.v1beta), not the order in
+// which the names are listed there: OTHER is 5 and LANGUAGE 6.
+var (
+	finishReasons = [...]string{
+		0: "FINISH_REASON_UNSPECIFIED", 1: "STOP", 2: "MAX_TOKENS", 3: "SAFETY",
+		4: "RECITATION", 5: "OTHER", 6: "LANGUAGE", 7: "BLOCKLIST",
+		8: "PROHIBITED_CONTENT", 9: "SPII", 10: "MALFORMED_FUNCTION_CALL", 11: "IMAGE_SAFETY",
+	}
+	blockReasons = [...]string{
+		0: "BLOCK_REASON_UNSPECIFIED", 1: "SAFETY", 2: "OTHER", 3: "BLOCKLIST",
+		4: "PROHIBITED_CONTENT", 5: "IMAGE_SAFETY",
+	}
+)
+
+// enumName reads an enum sent as its name or as its number. An unknown
+// number is kept as written, so that nothing is made up; zero (unset in
+// proto3) and anything else give "".
+func enumName(v gjson.Result, names []string) string {
+	switch v.Type {
+	case gjson.String:
+		return v.Str
+	case gjson.Number:
+		n := v.Int()
+		switch {
+		case n == 0 || float64(n) != v.Num:
+			return ""
+		case n > 0 && n < int64(len(names)):
+			return names[n]
+		}
+		return v.Raw
+	}
+	return ""
 }
 
 // blocked reports whether a finish reason means a filter stopped the
@@ -134,20 +177,6 @@ func (a *assembler) scan(b []byte) {
 	})
 }
 
-// frameStart returns where the first whole frame of b starts, after the
-// first blank line ("\n\n" or "\r\n\r\n"), or -1.
-func frameStart(b []byte) int {
-	lf := bytes.Index(b, []byte("\n\n"))
-	crlf := bytes.Index(b, []byte("\r\n\r\n"))
-	switch {
-	case crlf >= 0 && (lf < 0 || crlf < lf):
-		return crlf + 4
-	case lf >= 0:
-		return lf + 2
-	}
-	return -1
-}
-
 // chunk reads one GenerateContentResponse, or an object holding an error,
 // raw being its bytes, in one pass over its top level.
 func (a *assembler) chunk(root gjson.Result, raw []byte) {
@@ -186,7 +215,7 @@ func (a *assembler) chunk(root gjson.Result, raw []byte) {
 		feedback.ForEach(func(k, v gjson.Result) bool {
 			switch k.String() {
 			case "blockReason":
-				a.block = v.String()
+				a.block = enumName(v, blockReasons[:])
 			case "blockReasonMessage":
 				a.blockMsg = v.String()
 			}
@@ -217,8 +246,8 @@ func (a *assembler) candidate(c gjson.Result) bool {
 	if !first {
 		return false
 	}
-	if reason.Type == gjson.String && reason.Str != "" {
-		a.reason, a.finished = reason.String(), true
+	if r := enumName(reason, finishReasons[:]); r != "" {
+		a.reason, a.finished = r, true
 	}
 	content.Get("parts").ForEach(func(_, part gjson.Result) bool {
 		a.part(part)
@@ -298,8 +327,8 @@ func (a *assembler) tail(b []byte) {
 	if v := lastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
 		a.res.Outcome.ResponseID = wire.Parse(v).String()
 	}
-	if v := lastValue(b, `"finishReason"`); len(v) > 0 && v[0] == '"' {
-		if r := wire.Parse(v).String(); r != "" {
+	if v := lastValue(b, `"finishReason"`); len(v) > 0 {
+		if r := enumName(wire.Parse(v), finishReasons[:]); r != "" {
 			a.reason, a.finished = r, true
 		}
 	}

@@ -230,8 +230,8 @@ func parseStream(resp *providers.Response) providers.Result {
 	}
 	scan(resp.Body)
 	if resp.Truncated {
-		if i := bytes.Index(resp.Tail, []byte("\n\n")); i >= 0 {
-			scan(resp.Tail[i+2:]) // the tail starts mid-event
+		if i := providers.FrameStart(resp.Tail); i >= 0 {
+			scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
 	return res

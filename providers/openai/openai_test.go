@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -306,21 +307,49 @@ func TestStreamEdgeCases(t *testing.T) {
 		assert.Equal(t, record.ErrorServer, res.Outcome.ErrorType)
 		assert.Equal(t, "Upstream overloaded", res.ErrorMessage)
 	})
-	t.Run("cut off before [DONE]", func(t *testing.T) {
+	t.Run("closed before [DONE]", func(t *testing.T) {
 		full := testdata(t, "openai_chat_stream_2025_obfuscation.sse")
-		res := p.ParseResponse(chatCall, streamResponse(full[:len(full)/2]))
-		assert.True(t, res.Outcome.OK, "the provider reports what it read; the middleware decides completeness")
+		resp := streamResponse(full[:len(full)/2])
+		resp.EOF = false // the caller closed it: the middleware decides
+		res := p.ParseResponse(chatCall, resp)
+		assert.True(t, res.Outcome.OK, "the provider reports what it read")
 		assert.False(t, res.Finished)
 		assert.Nil(t, res.Usage)
 	})
-	t.Run("head and tail of a long stream", func(t *testing.T) {
+	t.Run("ended before [DONE], inside an event", func(t *testing.T) {
 		full := testdata(t, "openai_chat_stream_2025_obfuscation.sse")
-		resp := streamResponse(full[:800])
-		resp.Tail, resp.Truncated = full[len(full)-1200:], true
-		res := p.ParseResponse(chatCall, resp)
-		assert.True(t, res.Finished)
-		require.NotNil(t, res.Usage, "usage read from the tail")
-		assert.Equal(t, 27, res.Usage.TotalTokens)
+		res := p.ParseResponse(chatCall, streamResponse(full[:len(full)/2]))
+		assert.False(t, res.Outcome.OK, "the body ended, but the stream did not")
+		assert.Equal(t, record.ErrorIncomplete, res.Outcome.ErrorType)
+		assert.Equal(t, "the stream ended without [DONE] or a finish reason", res.ErrorMessage)
+		assert.Equal(t, "chatcmpl-C6bjxzOr3Oz1rTiafksd6himIit3q", res.Outcome.ResponseID)
+	})
+	t.Run("ended without [DONE] after a finish reason", func(t *testing.T) {
+		full := string(testdata(t, "openai_chat_stream_2025_obfuscation.sse"))
+		done := strings.Index(full, "data: [DONE]")
+		require.Positive(t, done)
+		res := p.ParseResponse(chatCall, streamResponse([]byte(full[:done])))
+		assert.True(t, res.Outcome.OK, "some compatible servers send no [DONE]: a finish reason and whole events suffice")
+
+		// The same, but the last event (the usage chunk) cut in the middle.
+		cut := strings.LastIndex(full[:done], `"usage"`)
+		res = p.ParseResponse(chatCall, streamResponse([]byte(full[:cut])))
+		assert.Equal(t, record.ErrorIncomplete, res.Outcome.ErrorType, "the body ended inside an event")
+		assert.Equal(t, "stop", res.Outcome.FinishReason, "what it said is kept")
+	})
+	t.Run("head and tail of a long stream", func(t *testing.T) {
+		lf := testdata(t, "openai_chat_stream_2025_obfuscation.sse")
+		crlf := bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n"))
+		for name, full := range map[string][]byte{"LF": lf, "CRLF": crlf} {
+			resp := streamResponse(full[:800])
+			resp.Tail, resp.Truncated = full[len(full)-1200:], true
+			res := p.ParseResponse(chatCall, resp)
+			assert.True(t, res.Finished, name)
+			assert.True(t, res.Outcome.OK, name)
+			require.NotNil(t, res.Usage, "%s: usage read from the tail", name)
+			assert.Equal(t, 27, res.Usage.TotalTokens, name)
+			assert.Equal(t, "stop", res.Outcome.FinishReason, name)
+		}
 	})
 	t.Run("responses error event", func(t *testing.T) {
 		body := "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Too many\"}\n\n"

@@ -19,6 +19,7 @@ type stream struct {
 	chunks  bool // chat or legacy completion chunks were seen
 	events  int  // JSON events read
 	failed  bool
+	cut     bool // the last event's data was not whole JSON: the body ended inside it
 }
 
 // parseStream reads chat completion chunks (ended by "data: [DONE]"; usage
@@ -31,8 +32,8 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}}
 	s.scan(resp.Body)
 	if resp.Truncated {
-		if i := bytes.Index(resp.Tail, []byte("\n\n")); i >= 0 {
-			s.scan(resp.Tail[i+2:])
+		if i := providers.FrameStart(resp.Tail); i >= 0 {
+			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
 	switch {
@@ -45,6 +46,11 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	default:
 		s.output.finish(&s.res)
 	}
+	// Read to its end without [DONE] (or response.completed): whole only if
+	// a finish reason came and the last event is not cut off.
+	if resp.EOF && !s.failed && !s.res.Finished && s.res.Outcome.OK && (s.choices.reason == "" || s.cut) {
+		providers.Unfinished(&s.res, "the stream ended without [DONE] or a finish reason")
+	}
 	return s.res
 }
 
@@ -55,7 +61,10 @@ func (s *stream) scan(b []byte) {
 			s.res.Finished = true
 			return true
 		}
-		if len(data) == 0 || data[0] != '{' || !record.ValidJSON(data) {
+		if len(data) == 0 {
+			return true
+		}
+		if s.cut = data[0] != '{' || !record.ValidJSON(data); s.cut {
 			return true
 		}
 		s.events++
