@@ -391,9 +391,9 @@ type finishInfo struct {
 	err      error
 	status   int
 	header   http.Header
-	encoding string // Content-Encoding still on the captured bytes
-	stream   bool   // text/event-stream
-	length   int64  // Content-Length, -1 when unknown
+	encoding string         // Content-Encoding still on the captured bytes
+	stream   bool           // text/event-stream
+	length   int64          // Content-Length, -1 when unknown
 	redirect *http.Response // a redirect http.Client may follow: its next hop claims it
 	cap      *capture
 	end      time.Time

@@ -431,4 +431,3 @@ func TestGeminiIntEnumsThroughTheRecorder(t *testing.T) {
 	assert.Equal(t, record.ErrorContentFilter, r.ErrorType)
 	assert.Equal(t, "SAFETY", r.Outcome.FinishReason)
 }
-
