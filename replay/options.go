@@ -1,0 +1,263 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Mode says what a cassette does with a request.
+type Mode int
+
+const (
+	// ModeReplay answers every request from the cassette and never
+	// touches the network; a request with no recorded answer fails with a
+	// [*MissError]. The default when the cassette file exists.
+	ModeReplay Mode = iota + 1
+	// ModeRecord sends every request to the provider and writes a new
+	// cassette (replacing the file) at Close.
+	ModeRecord
+	// ModeOnce answers what the cassette holds and sends what it does not
+	// to the provider, adding those interactions to the file at Close.
+	ModeOnce
+	// ModePassthrough sends every request to the provider and neither
+	// reads nor writes the cassette.
+	ModePassthrough
+)
+
+// EnvMode is the environment variable that picks the mode when
+// [WithMode] is not given: "replay", "record", "once" or "passthrough".
+const EnvMode = "LLMHISTORY_REPLAY"
+
+func (m Mode) String() string {
+	switch m {
+	case ModeReplay:
+		return "replay"
+	case ModeRecord:
+		return "record"
+	case ModeOnce:
+		return "once"
+	case ModePassthrough:
+		return "passthrough"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode reads a mode's name, as [EnvMode] holds it.
+func ParseMode(s string) (Mode, error) {
+	for m := ModeReplay; m <= ModePassthrough; m++ {
+		if strings.EqualFold(strings.TrimSpace(s), m.String()) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("replay: unknown mode %q (want replay, record, once or passthrough)", s)
+}
+
+// DefaultMaxBody is the largest response body recorded by default.
+const DefaultMaxBody = 64 << 20
+
+// Option configures a [Cassette].
+type Option func(*config)
+
+type config struct {
+	mode           Mode
+	transport      http.RoundTripper
+	ignoredFields  [][]string
+	ignoredQuery   map[string]bool
+	matchedHeaders []string
+	keptHeaders    map[string]bool
+	matcher        func(got, recorded *Request, next MatchFunc) bool
+	repeatLast     bool
+	recordedSpeed  bool
+	sleep          func(context.Context, time.Duration) error
+	faults         []Fault
+	beforeSave     []func(*Interaction) error
+	maxBody        int64
+}
+
+// defaultKept are the request headers a cassette keeps: they say what was
+// asked, and do not change from one machine or run to the next (unlike
+// User-Agent, X-Stainless-Os or an Idempotency-Key).
+var defaultKept = []string{"Content-Type", "Accept", "Openai-Beta", "Anthropic-Version", "Anthropic-Beta", "X-Stainless-Retry-Count"}
+
+func newConfig(opts []Option) config {
+	c := config{ignoredQuery: map[string]bool{}, keptHeaders: map[string]bool{}, sleep: sleep, maxBody: DefaultMaxBody}
+	for _, h := range defaultKept {
+		c.keptHeaders[h] = true
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.transport == nil {
+		c.transport = http.DefaultTransport
+	}
+	return c
+}
+
+// WithMode sets the mode, overriding [EnvMode]. Without it the mode comes
+// from EnvMode, else it is [ModeReplay]: a cassette is never recorded, and
+// the network never called, unless asked for.
+func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
+
+// WithTransport sets the transport that reaches the provider in
+// ModeRecord, ModeOnce and ModePassthrough; nil means
+// [http.DefaultTransport]. ([Cassette.Middleware] uses the next transport
+// of the chain instead.)
+func WithTransport(rt http.RoundTripper) Option { return func(c *config) { c.transport = rt } }
+
+// WithIgnoredFields leaves fields of JSON request bodies out of matching:
+// fields that change from run to run (a user id, a seed, a request id, a
+// timestamp). Paths are gjson-style, relative to the body: "user",
+// "metadata.request_id", "messages.0.name"; a "*" or "#" segment matches
+// any key or index ("messages.#.name"), and a path ignores everything
+// under it.
+func WithIgnoredFields(paths ...string) Option {
+	return func(c *config) {
+		for _, p := range paths {
+			c.ignoredFields = append(c.ignoredFields, splitPath(p))
+		}
+	}
+}
+
+// WithIgnoredQuery leaves query parameters out of matching. Secret ones
+// (key, api_key, token, ...) are always left out.
+func WithIgnoredQuery(names ...string) Option {
+	return func(c *config) {
+		for _, n := range names {
+			c.ignoredQuery[n] = true
+		}
+	}
+}
+
+// WithMatchedHeaders makes request headers part of matching (none are by
+// default), for headers that change the answer (an API version, a beta
+// flag). They are kept in the cassette; credential headers never are, so
+// naming one has no effect.
+func WithMatchedHeaders(names ...string) Option {
+	return func(c *config) {
+		for _, n := range names {
+			n = http.CanonicalHeaderKey(n)
+			if !credentialHeaders[n] {
+				c.matchedHeaders = append(c.matchedHeaders, n)
+				c.keptHeaders[n] = true
+			}
+		}
+	}
+}
+
+// WithRequestHeaders keeps more request headers in the cassette, for
+// people reading it; they are not matched. Credential headers are never
+// kept.
+func WithRequestHeaders(names ...string) Option {
+	return func(c *config) {
+		for _, n := range names {
+			c.keptHeaders[http.CanonicalHeaderKey(n)] = true
+		}
+	}
+}
+
+// WithMatcher replaces the comparison of a request with a recorded one.
+// m gets the request made (every header but the credentials), the
+// recorded one (its kept headers), and next, the default comparison (which
+// honours the other matching options), so it can tighten it
+// (next(got, rec) && ...) or loosen it (next(normalize(got),
+// normalize(rec))). Both requests are copies m may change. It is called
+// with the cassette locked: it must not use the cassette.
+func WithMatcher(m func(got, recorded *Request, next MatchFunc) bool) Option {
+	return func(c *config) { c.matcher = m }
+}
+
+// WithRepeatLast answers a request whose recorded answers were all given
+// with the last of them again, instead of failing with a [*MissError].
+// For polling, and for tests that make a call a varying number of times;
+// by default an extra call is an error, because it is a change in what the
+// code does.
+func WithRepeatLast() Option { return func(c *config) { c.repeatLast = true } }
+
+// WithRecordedSpeed replays at the recorded pace: each response after its
+// recorded latency, each frame of a stream at its recorded offset. By
+// default everything is given at once.
+func WithRecordedSpeed() Option { return func(c *config) { c.recordedSpeed = true } }
+
+// WithSleep replaces how the cassette waits (recorded speed, Delay and
+// FrameDelay faults), for tests of those waits. sleep must return early,
+// with an error, when ctx ends.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *config) {
+		if sleep != nil {
+			c.sleep = sleep
+		}
+	}
+}
+
+// WithFault adds a fault: a change to how one replayed call goes. See
+// [Fault]. Faults apply to replayed answers only (ModeReplay, and the
+// answers ModeOnce replays).
+func WithFault(f Fault) Option { return func(c *config) { c.faults = append(c.faults, f) } }
+
+// WithBeforeSave adds a hook run on each interaction recorded, before it
+// is checked for secrets and kept: it may scrub or rewrite it (a fake key
+// a test puts in a prompt, a customer's name). An error leaves the
+// interaction out of the cassette, and is returned like a secret's.
+func WithBeforeSave(hook func(*Interaction) error) Option {
+	return func(c *config) {
+		if hook != nil {
+			c.beforeSave = append(c.beforeSave, hook)
+		}
+	}
+}
+
+// WithMaxBody sets the largest response body recorded; a larger one is
+// passed through to the caller but not recorded, and its interaction
+// fails as a secret does. Default [DefaultMaxBody].
+func WithMaxBody(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// Fault changes how one replayed call goes, to test how an application
+// copes. It applies once: to the interaction at index Interaction (the
+// first time that interaction would answer), or, when Request is set, to
+// the first request Request returns true for.
+//
+// A fault that makes the call fail (Err, Status, Cut) answers in place of
+// the recorded answer without using it up: the application's retry gets
+// the recorded answer. Err and Status with a Request target need no
+// recorded answer at all. Delay and FrameDelay slow the recorded answer
+// down, which is used up as usual.
+type Fault struct {
+	Interaction int
+	Request     func(*Request) bool
+
+	// Delay waits this long before the response (or Err) is given.
+	Delay time.Duration
+	// FrameDelay waits this long before each frame of the body after the
+	// first.
+	FrameDelay time.Duration
+	// Cut ends the body after CutAfter frames (a non-stream body is one
+	// frame) with io.ErrUnexpectedEOF, as a dropped connection does.
+	Cut      bool
+	CutAfter int
+	// Status, when set, answers with this status, Header and Body
+	// instead (Content-Type defaults to application/json for a JSON
+	// body).
+	Status int
+	Header http.Header
+	Body   string
+	// Err, when set, fails the call with this error instead, as a
+	// transport error.
+	Err error
+}
+
+// replaces says the fault answers instead of the recorded answer.
+func (f *Fault) replaces() bool { return f.Err != nil || f.Status != 0 || f.Cut }
+
+// standalone says the fault needs no recorded answer.
+func (f *Fault) standalone() bool { return f.Err != nil || f.Status != 0 }
