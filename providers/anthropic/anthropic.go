@@ -1,0 +1,333 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Method names of the endpoints this provider recognizes. A streamed
+// Messages call is MethodCreate too, with "stream": true in its kwargs, as
+// the SDKs name it: messages.create(stream=True).
+const (
+	MethodCreate      = "anthropic.messages.create"
+	MethodCountTokens = "anthropic.messages.count_tokens"
+)
+
+// Provider reads the Anthropic Messages API: at api.anthropic.com, on any
+// server that speaks it under another base URL, and Claude on Vertex AI.
+// It holds no state; the zero value is ready to use.
+type Provider struct{}
+
+var (
+	_ providers.Provider       = Provider{}
+	_ providers.GuidanceEditor = Provider{}
+)
+
+// Name returns "anthropic".
+func (Provider) Name() string { return "anthropic" }
+
+// endpoint names the call a path asks for. The Messages API is recognized
+// by its last segments under any base URL ("https://api.anthropic.com/v1",
+// "http://localhost:4000/anthropic/v1", a gateway's "/messages"); Claude
+// on Vertex AI by its rawPredict and streamRawPredict actions on a model of
+// the anthropic publisher, whose {m} segment is the model. An OpenAI
+// Assistants thread's messages (/threads/{t}/messages) are not ours.
+func endpoint(path string) (method, model string, stream bool) {
+	path = strings.TrimSuffix(path, "/")
+	switch {
+	case strings.HasSuffix(path, "/messages/count_tokens"):
+		return MethodCountTokens, "", false
+	case strings.HasSuffix(path, "/messages"):
+		if strings.Contains(path, "/threads/") {
+			return "", "", false
+		}
+		return MethodCreate, "", false
+	}
+	// Vertex AI: .../publishers/anthropic/models/{m}:rawPredict
+	const publisher = "/publishers/anthropic/models/"
+	i := strings.LastIndex(path, publisher)
+	if i < 0 {
+		return "", "", false
+	}
+	m, action, ok := strings.Cut(path[i+len(publisher):], ":")
+	if !ok || m == "" || strings.Contains(m, "/") {
+		return "", "", false
+	}
+	switch action {
+	case "rawPredict":
+		if m == "count-tokens" {
+			return MethodCountTokens, "", false // the model is in the body
+		}
+		return MethodCreate, m, false
+	case "streamRawPredict":
+		return MethodCreate, m, true
+	}
+	return "", "", false
+}
+
+// ParseRequest recognizes POSTs to the Messages API and its token counter.
+func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
+	if req == nil || req.Method != http.MethodPost || req.URL == nil {
+		return providers.Call{}, false
+	}
+	method, urlModel, stream := endpoint(req.URL.Path)
+	if method == "" {
+		return providers.Call{}, false
+	}
+	call := providers.Call{
+		Provider:   "anthropic",
+		MethodName: method,
+		Model:      urlModel,
+		Stream:     stream,
+		Args:       json.RawMessage("[]"),
+		Kwargs:     json.RawMessage("{}"),
+	}
+	body := bytes.TrimSpace(req.Body)
+	if req.BodyTruncated {
+		if len(body) > 0 {
+			call.Truncated = []string{"args", "kwargs"}
+		}
+		return call, true
+	}
+	if len(body) == 0 || body[0] != '{' || !record.ValidJSON(body) {
+		if urlModel != "" {
+			call.Kwargs = json.RawMessage(`{"model":` + quote(urlModel) + `}`)
+		}
+		return call, true
+	}
+	var (
+		args      [][]byte
+		last      gjson.Result
+		system    gjson.Result
+		bodyModel bool
+		kw        kwargs
+	)
+	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "messages":
+			args, last = messages(v)
+			return true
+		case "system":
+			system = v
+			return true
+		case "model":
+			if v.Type == gjson.String {
+				call.Model, bodyModel = wire.Str(v), true
+			}
+		case "stream":
+			call.Stream = call.Stream || v.Type == gjson.True
+		}
+		kw.add(k, v)
+		return true
+	})
+	if system.Exists() {
+		// The system prompt: first, and marked as such, as the Responses
+		// API's instructions are.
+		turn := make([]byte, 0, len(system.Raw)+48)
+		turn = append(turn, `{"system":true,"role":"system","content":`...)
+		turn = append(turn, elide(system.Raw)...)
+		args = append([][]byte{append(turn, '}')}, args...)
+	}
+	var cut bool
+	call.Args, cut = providers.FitArray(args, providers.MaxArgsBytes)
+	if cut {
+		call.Truncated = append(call.Truncated, "args")
+	}
+	if urlModel != "" && !bodyModel {
+		// Vertex AI takes the model from the URL; it leads the kwargs, as
+		// it would in the body.
+		kw.prepend(`"model"`, quote(urlModel))
+	}
+	call.Kwargs = kw.json()
+	if len(call.Kwargs) > providers.MaxKwargsBytes {
+		call.Kwargs, kw.cut = json.RawMessage(`{"…":"[kwargs cut]"}`), true
+	}
+	if kw.cut {
+		call.Truncated = append(call.Truncated, "kwargs")
+	}
+	if last.Exists() {
+		call.Speaker = speaker(last)
+	}
+	return call, true
+}
+
+// messages returns the turns of a conversation, with their large inline
+// data (base64 images and documents, thinking signatures) elided, and the
+// last one. The turns are views into the body: FitArray copies them.
+func messages(v gjson.Result) ([][]byte, gjson.Result) {
+	if !v.IsArray() {
+		return [][]byte{elide(v.Raw)}, v
+	}
+	var out [][]byte
+	var last gjson.Result
+	v.ForEach(func(_, m gjson.Result) bool {
+		out = append(out, elide(m.Raw))
+		last = m
+		return true
+	})
+	return out, last
+}
+
+// elide returns raw with base64 data replaced by a marker: raw itself, a
+// view into the body, when there is none.
+func elide(raw string) []byte {
+	out, _ := providers.ElideBase64(wire.View(raw))
+	return out
+}
+
+// speaker reads who spoke last. A user turn that only returns tool results
+// is the tool speaking: the Messages API has no tool role, the results
+// travel as tool_result blocks of a user message.
+func speaker(last gjson.Result) string {
+	if !last.IsObject() {
+		return record.SpeakerUser
+	}
+	role, content := last.Get("role"), last.Get("content")
+	if role.String() == "user" && content.IsArray() {
+		results, others := 0, 0
+		content.ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").String() == "tool_result" {
+				results++
+			} else {
+				others++
+			}
+			return true
+		})
+		if results > 0 && others == 0 {
+			return record.SpeakerTool
+		}
+	}
+	if s := providers.SpeakerForRole(role.String()); s != "" {
+		return s
+	}
+	return record.SpeakerUser
+}
+
+// Bounds of one kwarg: longer values are content rather than settings.
+const (
+	maxParamString = 256
+	maxParam       = 1024
+)
+
+// kwargs gathers the parameters a request set, in the order it set them.
+type kwargs struct {
+	buf []byte
+	cut bool // a parameter was replaced by a marker
+}
+
+func (k *kwargs) add(key, v gjson.Result) {
+	var raw string
+	switch name := key.String(); name {
+	case "metadata":
+		return // the caller's own data: user ids
+	case "tools":
+		raw = names(v, "name", "type")
+	case "mcp_servers":
+		// Each server's declaration may hold its authorization_token.
+		raw = names(v, "name", "url")
+	case "output_config":
+		raw = outputConfig(v)
+	default:
+		raw = v.Raw
+		if v.Type == gjson.String && len(raw) > maxParamString || len(raw) > maxParam {
+			raw, k.cut = `"…[`+strconv.Itoa(len(raw))+` bytes cut]"`, true
+		}
+	}
+	k.append(key.Raw, raw) // the key as written, escapes and all
+}
+
+func (k *kwargs) append(quotedKey, raw string) {
+	if raw == "" {
+		return
+	}
+	if len(k.buf) == 0 {
+		k.buf = append(k.buf, '{')
+	} else {
+		k.buf = append(k.buf, ',')
+	}
+	k.buf = append(k.buf, quotedKey...)
+	k.buf = append(k.buf, ':')
+	k.buf = append(k.buf, raw...)
+}
+
+// prepend puts a parameter first.
+func (k *kwargs) prepend(quotedKey, raw string) {
+	rest := k.buf
+	k.buf = nil
+	k.append(quotedKey, raw)
+	if len(rest) > 1 {
+		k.buf = append(append(k.buf, ','), rest[1:]...)
+	}
+}
+
+func (k *kwargs) json() json.RawMessage {
+	if len(k.buf) == 0 {
+		return json.RawMessage("{}")
+	}
+	return append(k.buf, '}')
+}
+
+// names lists the elements of an array by the first of the given fields
+// that is a string: tools by name (custom and server tools all have one;
+// an MCP toolset only its type), MCP servers by name. The declarations
+// themselves are long and say little about the call.
+func names(list gjson.Result, fields ...string) string {
+	if !list.IsArray() {
+		return `"…[not a list]"`
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	list.ForEach(func(_, e gjson.Result) bool {
+		for _, f := range fields {
+			if n := e.Get(f); n.Type == gjson.String {
+				if b.Len() > 1 {
+					b.WriteByte(',')
+				}
+				b.WriteString(n.Raw)
+				break
+			}
+		}
+		return true
+	})
+	b.WriteByte(']')
+	return b.String()
+}
+
+// outputConfig keeps output_config's settings (effort) and its format's
+// type, not the JSON schema it may carry.
+func outputConfig(v gjson.Result) string {
+	if !v.IsObject() {
+		return v.Raw
+	}
+	var k kwargs
+	v.ForEach(func(key, val gjson.Result) bool {
+		if key.String() == "format" && val.IsObject() {
+			k.append(key.Raw, val.Get("type").Raw)
+		} else if len(val.Raw) <= maxParamString {
+			k.append(key.Raw, val.Raw)
+		}
+		return true
+	})
+	return string(k.json())
+}
+
+// quote returns s as a JSON string.
+func quote(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			b, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
+			return string(b)
+		}
+	}
+	return `"` + s + `"`
+}

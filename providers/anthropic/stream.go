@@ -1,0 +1,223 @@
+package anthropic
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// stream assembles a streamed Message event by event.
+type stream struct {
+	m       message
+	blocks  []block // the content blocks that are calls, by index
+	events  int     // JSON events read
+	stopped bool    // message_stop was seen
+}
+
+// block is a tool call being assembled from input_json_delta fragments.
+type block struct {
+	index int64
+	call  int    // position in m.calls
+	input string // content_block_start's input: the call's arguments when no fragment comes
+	args  []byte // the fragments so far
+}
+
+// parseStream reads a Messages stream: named events, each with a JSON
+// "data:" whose "type" repeats the name. message_start carries the
+// message's id, model and first usage; content_block_start,
+// content_block_delta and content_block_stop build each content block by
+// index; message_delta carries the stop reason and the usage so far
+// (cumulative: it replaces, never adds); message_stop ends the stream, and
+// there is no [DONE]. ping is a keep-alive; an error event in the middle
+// of a 200 stream ends it with an error. A cut capture is read from its
+// head and, from its first whole frame on, its tail.
+func parseStream(resp *providers.Response) providers.Result {
+	s := &stream{m: message{class: ClassMessage}}
+	s.scan(resp.Body)
+	if resp.Truncated {
+		if i := frameStart(resp.Tail); i >= 0 {
+			s.scan(resp.Tail[i:]) // the tail starts mid-event
+		}
+	}
+	if s.events == 0 && !s.m.failed && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0 {
+		// Bytes, but not one event: nothing a client could read.
+		return providers.NotJSON(len(resp.Body))
+	}
+	for _, b := range s.blocks {
+		c := &s.m.calls[b.call]
+		if len(b.args) > 0 {
+			c.Arguments = string(b.args)
+		} else {
+			c.Arguments = b.input // "{}" for a call without arguments
+		}
+	}
+	s.m.finished = s.stopped || s.m.failed
+	res := s.m.result()
+	if resp.EOF && !res.Finished && res.Outcome.OK {
+		// Read to its end without message_stop: the caller cannot know it
+		// had the whole answer, whatever came before.
+		unfinished(&res, "the stream ended without message_stop")
+	}
+	return res
+}
+
+func (s *stream) scan(b []byte) {
+	providers.ScanSSE(b, func(ev providers.Event) bool {
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			return true
+		}
+		if data[0] != '{' || !record.ValidJSON(data) {
+			return true // a frame cut off, or not an event
+		}
+		s.events++
+		s.event(ev.Name, wire.Parse(data), data)
+		return !s.m.failed
+	})
+}
+
+func (s *stream) event(name string, root gjson.Result, data []byte) {
+	var typ, index, delta, contentBlock, msg, usage gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "type":
+			typ = v
+		case "index":
+			index = v
+		case "delta":
+			delta = v
+		case "content_block":
+			contentBlock = v
+		case "message":
+			msg = v
+		case "usage":
+			usage = v
+		}
+		return true
+	})
+	t := typ.String()
+	if t == "" {
+		t = name
+	}
+	switch t {
+	case "message_start":
+		s.messageStart(msg)
+	case "content_block_start":
+		s.blockStart(index.Int(), contentBlock)
+	case "content_block_delta":
+		s.blockDelta(index.Int(), delta)
+	case "message_delta":
+		delta.ForEach(func(k, v gjson.Result) bool {
+			switch k.String() {
+			case "stop_reason":
+				if v.Type == gjson.String {
+					s.m.reason = v.String()
+				}
+			case "stop_details":
+				s.m.refusal = stopDetails(v)
+			}
+			return true
+		})
+		s.m.usage.read(usage)
+	case "message_stop":
+		s.stopped = true
+	case "error":
+		s.m.fail(classify(500, data))
+	}
+}
+
+func (s *stream) messageStart(msg gjson.Result) {
+	msg.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "id":
+			s.m.id = v.String()
+		case "model":
+			s.m.model = v.String()
+		case "usage":
+			s.m.usage.read(v)
+		}
+		return true
+	})
+}
+
+func (s *stream) blockStart(index int64, cb gjson.Result) {
+	var typ, text, id, name, input gjson.Result
+	cb.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "type":
+			typ = v
+		case "text":
+			text = v
+		case "id":
+			id = v
+		case "name":
+			name = v
+		case "input":
+			input = v
+		}
+		return true
+	})
+	switch typ.String() {
+	case "text":
+		writeText(&s.m.text, text.String())
+	case "tool_use", "server_tool_use", "mcp_tool_use":
+		s.blocks = append(s.blocks, block{index: index, call: len(s.m.calls), input: input.Raw})
+		s.m.calls = append(s.m.calls, providers.ToolCall{ID: id.String(), Name: name.String()})
+	}
+}
+
+// blockDelta applies one fragment: text to the output, partial JSON to its
+// call. Thinking and its signature are not output.
+func (s *stream) blockDelta(index int64, d gjson.Result) {
+	var typ, text, partial gjson.Result
+	d.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "type":
+			typ = v
+		case "text":
+			text = v
+		case "partial_json":
+			partial = v
+		}
+		return true
+	})
+	switch typ.String() {
+	case "text_delta":
+		writeText(&s.m.text, text.String())
+	case "input_json_delta":
+		for i := len(s.blocks) - 1; i >= 0; i-- { // the latest block, usually
+			if b := &s.blocks[i]; b.index == index {
+				b.args = append(b.args, partial.String()...)
+				break
+			}
+		}
+	}
+}
+
+// frameStart returns where the first whole frame of b begins: just after
+// its first blank line, whichever line ending ("\n\n", "\r\n\r\n", "\r\r")
+// ends it, or -1 when b holds none. A capture cut by the recorder keeps
+// the tail of a long stream, which starts in the middle of an event.
+func frameStart(b []byte) int {
+	best := -1
+	for _, sep := range [...]string{"\n\n", "\r\n\r\n", "\r\r"} {
+		if i := bytes.Index(b, []byte(sep)); i >= 0 && (best < 0 || i+len(sep) < best) {
+			best = i + len(sep)
+		}
+	}
+	return best
+}
+
+// unfinished turns res into the outcome of a stream that reached the end
+// of its body without its end: the call is [record.ErrorIncomplete], not
+// a success, keeping the response id and stop reason it had.
+func unfinished(res *providers.Result, why string) {
+	keep := res.Outcome
+	res.Outcome = record.Failure(record.ErrorIncomplete)
+	res.Outcome.ResponseID, res.Outcome.FinishReason = keep.ResponseID, keep.FinishReason
+	res.ErrorMessage = why
+}
