@@ -35,9 +35,7 @@ var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}
 type Recorder struct {
 	cfg      config
 	history  *record.Memory
-	fanout   *record.Fanout  // the sinks, fed on the worker (WithSyncSinks); nil otherwise
-	queues   []*record.Async // one queue per sink, so one stuck sink costs no other its records
-	sinkType []string        // each sink's type, for errors
+	sinks    []*sink
 	hashSeed maphash.Seed
 	work     workQueue
 
@@ -56,18 +54,19 @@ type Recorder struct {
 	pendTrace map[string]int
 
 	inflight                              atomic.Int64
-	recorded, dropped, sinkErrors, panics atomic.Uint64
-	logged                                sync.Map // kinds of trouble already logged
+	recorded, panics atomic.Uint64
+	logged           sync.Map // kinds of trouble already logged
 }
 
 // Stats counts what a recorder did. Every counter only grows, except
 // Pending.
 type Stats struct {
-	Recorded   uint64 // records emitted to the history and the sinks
-	Dropped    uint64 // appends a sink never got (its queue was full, or it was closed), once per sink
-	Pending    int    // calls not yet recorded: in flight, being parsed, or failures held for their retry
-	SinkErrors uint64 // appends a sink failed
-	Panics     uint64 // panics recovered inside recording (parsers, sinks, hooks)
+	Recorded   uint64      // records emitted to the history and the sinks
+	Dropped    uint64      // records a sink never got (its queue was full, or it was closed), summed over the sinks
+	Pending    int         // calls not yet recorded: in flight, being parsed, or failures held for their retry
+	SinkErrors uint64      // records a sink failed on, summed over the sinks
+	Panics     uint64      // panics recovered inside recording (parsers, sinks, hooks)
+	Sinks      []SinkStats // each sink's own counts, in the order they were given
 }
 
 // NewRecorder returns a recorder. With no options it records into an
@@ -84,18 +83,7 @@ func NewRecorder(opts ...Option) *Recorder {
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
 	}
-	for _, s := range cfg.sinks {
-		r.sinkType = append(r.sinkType, fmt.Sprintf("%T", s))
-		if !cfg.syncSinks {
-			r.queues = append(r.queues, record.NewAsync(s, &record.AsyncOptions{
-				QueueSize: cfg.sinkQueue,
-				OnError:   r.sinkFailed,
-			}))
-		}
-	}
-	if cfg.syncSinks && len(cfg.sinks) > 0 {
-		r.fanout = record.NewFanout(cfg.sinks...)
-	}
+	r.newSinks(&cfg)
 	r.work.start(r)
 	return r
 }
@@ -130,12 +118,14 @@ func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	held := r.nHeld
 	r.mu.Unlock()
+	sinks, dropped, failed := r.sinkStats()
 	return Stats{
 		Recorded:   r.recorded.Load(),
-		Dropped:    r.dropped.Load(),
+		Dropped:    dropped,
 		Pending:    int(r.inflight.Load()) + r.work.pending() + held,
-		SinkErrors: r.sinkErrors.Load(),
+		SinkErrors: failed,
 		Panics:     r.panics.Load(),
+		Sinks:      sinks,
 	}
 }
 
@@ -146,16 +136,7 @@ func (r *Recorder) Stats() Stats {
 // out.
 func (r *Recorder) Flush() error {
 	r.work.wait()
-	var err error
-	if r.fanout != nil {
-		err = r.fanout.Flush()
-	} else {
-		var errs []error
-		for _, q := range r.queues {
-			errs = append(errs, q.Flush())
-		}
-		err = errors.Join(errs...)
-	}
+	err := r.flushSinks()
 	if err != nil {
 		r.trouble("a sink failed to flush", err)
 	}
@@ -247,40 +228,7 @@ func (r *Recorder) shutdown(ctx context.Context) error {
 		return &ShutdownError{Sinks: []string{"recorder"}, Undelivered: r.work.pending() + len(bodies), Err: ctx.Err()}
 	}
 
-	if r.fanout != nil {
-		closed := make(chan error, 1)
-		go func() { closed <- r.fanout.Close() }()
-		select {
-		case err := <-closed:
-			return err
-		case <-ctx.Done():
-			return &ShutdownError{Sinks: r.sinkType, Err: ctx.Err()}
-		}
-	}
-
-	errs := make([]error, len(r.queues))
-	var wg sync.WaitGroup
-	for i, q := range r.queues {
-		wg.Go(func() { errs[i] = q.Shutdown(ctx) })
-	}
-	wg.Wait()
-	var gaveUp *ShutdownError
-	for i, err := range errs {
-		var ue *record.UndeliveredError
-		if !errors.As(err, &ue) {
-			continue
-		}
-		if gaveUp == nil {
-			gaveUp = &ShutdownError{Err: ue.Err}
-		}
-		gaveUp.Sinks = append(gaveUp.Sinks, r.sinkType[i])
-		gaveUp.Undelivered += ue.Records
-		errs[i] = nil
-	}
-	if gaveUp != nil {
-		errs = append(errs, gaveUp)
-	}
-	return errors.Join(errs...)
+	return r.shutdownSinks(ctx)
 }
 
 func (r *Recorder) isClosed() bool { return r.closing.Load() }
@@ -299,10 +247,6 @@ func (r *Recorder) trouble(kind string, err error) {
 		slog.String("error", Redact(err.Error())))
 }
 
-func (r *Recorder) sinkFailed(err error) {
-	r.sinkErrors.Add(1)
-	r.trouble("a sink failed", err)
-}
 
 // recovered turns a panic inside recording into a counted trouble.
 func (r *Recorder) recovered(where string) {

@@ -57,7 +57,7 @@ func TestSuccessIsOneRecord(t *testing.T) {
 	sunk := e.sinkRecords(t)
 	require.Len(t, sunk, 1)
 	assert.Equal(t, r, sunk[0], "the sink gets what the history holds")
-	assert.Equal(t, middleware.Stats{Recorded: 1}, e.rec.Stats())
+	assert.Equal(t, middleware.Stats{Recorded: 1, Sinks: []middleware.SinkStats{{Sink: "*record.JSONL", Written: 1}}}, e.rec.Stats())
 }
 
 func TestErrorStatusesAreOneRecordEach(t *testing.T) {
@@ -480,7 +480,7 @@ func TestConcurrentCallsShareOneRecorder(t *testing.T) {
 	transport.CloseIdleConnections()
 
 	assert.Equal(t, calls, rec.History().Len())
-	assert.Equal(t, middleware.Stats{Recorded: calls}, rec.Stats())
+	assert.Equal(t, middleware.Stats{Recorded: calls, Sinks: []middleware.SinkStats{{Sink: "*record.JSONL", Written: calls}}}, rec.Stats())
 	ids := map[string]bool{}
 	for _, r := range rec.History().Records() {
 		assert.False(t, ids[r.CallID], "call IDs are unique")

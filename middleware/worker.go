@@ -281,18 +281,7 @@ func (r *Recorder) emit(ctx context.Context, rec record.Record) {
 	}
 	stored := r.history.Add(rec)
 	r.recorded.Add(1)
-	if r.fanout != nil {
-		if err := r.fanout.Append(context.WithoutCancel(ctx), stored); err != nil {
-			r.sinkFailed(err)
-		}
-		return
-	}
-	for _, q := range r.queues {
-		if err := q.Append(ctx, stored); err != nil {
-			r.dropped.Add(1)
-			r.trouble("a sink queue is full or closed; records are dropped", err)
-		}
-	}
+	r.appendSinks(ctx, stored)
 }
 
 func (r *Recorder) redactHook(fn func(*record.Record), rec *record.Record) {
