@@ -187,11 +187,50 @@ func lastValue(b []byte, key string) []byte {
 		return nil
 	}
 	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	v := wire.Parse(rest)
-	if !v.Exists() || v.Raw == "" || !record.ValidJSON(wire.View(v.Raw)) {
+	end := valueEnd(rest)
+	if end <= 0 || !record.ValidJSON(rest[:end]) {
 		return nil
 	}
-	return wire.View(v.Raw)
+	return rest[:end]
+}
+
+// valueEnd returns the length of the JSON value b starts with, or -1 when
+// b ends first. gjson's Parse would take the rest of b as the value.
+func valueEnd(b []byte) int {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a scalar inside an object
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i // the end of a number, true, false or null
+			}
+		}
+	}
+	return -1
 }
 
 func (m *message) fail(typ, msg string) {
