@@ -790,4 +790,3 @@ func readLines(r io.Reader, path string) ([]lined, error) {
 	err := scan(r, path, func(it Interaction, line int) { out = append(out, lined{it, line}) })
 	return out, err
 }
-
