@@ -1,0 +1,111 @@
+package cost
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Table is a named set of model prices. Its name is what [record.Cost]
+// carries as Table, so that every priced record says which prices were
+// used.
+//
+// A Table is never changed once built ([Table.With] and [Table.LoadJSON]
+// return new tables), so it is safe for concurrent use. A nil *Table is
+// the default table, [Default]; the zero Table has no prices and prices
+// nothing.
+type Table struct {
+	name   string
+	prices map[string]entry // by canonical model name
+}
+
+type entry struct {
+	name  string // the canonical model name, the map's key
+	price Price
+}
+
+var defaultTable = sync.OnceValue(func() *Table {
+	t := &Table{name: defaultName, prices: make(map[string]entry, len(defaultEntries))}
+	for _, e := range defaultEntries {
+		t.prices[e.name] = e
+	}
+	return t
+})
+
+// Default returns the table generated from LiteLLM's prices, named
+// "litellm-" and the date of the LiteLLM commit it was generated from (see
+// the package documentation). It is built on first use and shared.
+func Default() *Table { return defaultTable() }
+
+func (t *Table) orDefault() *Table {
+	if t == nil {
+		return Default()
+	}
+	return t
+}
+
+// NewTable returns a table named name with the given prices, keyed by
+// model name. Keys are taken in the form [Table.Lookup] resolves names to:
+// case is ignored and Vertex AI's '@' before a version reads as '-'; an
+// empty key is ignored, and of keys that differ only in those ways the
+// one that sorts last wins.
+func NewTable(name string, prices map[string]Price) *Table {
+	t := &Table{name: name, prices: make(map[string]entry, len(prices))}
+	t.set(prices)
+	return t
+}
+
+// With returns a new table named name: t's prices, with prices added and
+// replacing t's for the same models (keyed as for [NewTable]). An empty
+// name is t's name followed by "+custom", so that a record priced by the
+// new table does not claim t's name. t is not changed.
+func (t *Table) With(name string, prices map[string]Price) *Table {
+	t = t.orDefault()
+	if name == "" {
+		name = t.name + "+custom"
+	}
+	n := &Table{name: name, prices: make(map[string]entry, len(t.prices)+len(prices))}
+	for k, e := range t.prices {
+		n.prices[k] = e
+	}
+	n.set(prices)
+	return n
+}
+
+func (t *Table) set(prices map[string]Price) {
+	keys := make([]string, 0, len(prices))
+	for k := range prices {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		c := canonicalKey(k)
+		if c == "" {
+			continue
+		}
+		t.prices[c] = entry{name: c, price: prices[k]}
+	}
+}
+
+// canonicalKey is the form of every key in a table: trimmed, lower case,
+// '@' as '-'. resolve applies the same steps to a name before any lookup,
+// so a key is always found by its own name.
+func canonicalKey(k string) string {
+	k = strings.ToLower(strings.TrimSpace(k))
+	return strings.ReplaceAll(k, "@", "-")
+}
+
+// Name returns the table's name, e.g. "litellm-2026-03-03".
+func (t *Table) Name() string { return t.orDefault().name }
+
+// Len returns the number of models the table prices.
+func (t *Table) Len() int { return len(t.orDefault().prices) }
+
+// Lookup resolves a model name as a provider returned it to one of the
+// table's entries (see the package documentation for the rules) and
+// returns its price and the entry's name. It reports false when no entry
+// is the model: a name is never matched to another model by similarity.
+func (t *Table) Lookup(model string) (Price, string, bool) {
+	e, ok := t.orDefault().find(model)
+	return e.price, e.name, ok
+}
