@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -194,10 +195,93 @@ type bodyJSON struct {
 	BodyBase64 string `json:"body_base64,omitempty"`
 }
 
+// frameJSON is a frame. A server-sent event of one JSON data line (what
+// OpenAI and Anthropic send) is kept as its event name and its data as
+// JSON, so a diff of a stream reads like a diff of JSON:
+// "event: NAME\ndata: JSON\n\n", the event line optional, the JSON
+// compact. Other frames are kept as text, or base64.
 type frameJSON struct {
-	AtMS   float64 `json:"at_ms"`
-	Text   string  `json:"text,omitempty"`
-	Base64 string  `json:"base64,omitempty"`
+	AtMS   float64         `json:"at_ms"`
+	Event  string          `json:"event,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	Base64 string          `json:"base64,omitempty"`
+}
+
+// encodeFrame picks the form to store a frame in.
+func encodeFrame(f Frame) frameJSON {
+	fj := frameJSON{AtMS: msOf(f.At)}
+	switch {
+	case !utf8.Valid(f.Data):
+		fj.Base64 = base64.StdEncoding.EncodeToString(f.Data)
+	default:
+		if event, data, ok := sseJSON(f.Data); ok {
+			fj.Event, fj.Data = event, data
+		} else {
+			fj.Text = string(f.Data)
+		}
+	}
+	return fj
+}
+
+// sseJSON splits an event "event: NAME\ndata: JSON\n\n" (the event line
+// optional) whose JSON is a compact object or array.
+func sseJSON(b []byte) (event string, data []byte, ok bool) {
+	rest, found := bytes.CutPrefix(b, []byte("event: "))
+	if found {
+		i := bytes.IndexByte(rest, '\n')
+		if i <= 0 || bytes.ContainsAny(rest[:i], "\r") {
+			return "", nil, false
+		}
+		event, rest = string(rest[:i]), rest[i+1:]
+	}
+	rest, found = bytes.CutPrefix(rest, []byte("data: "))
+	if !found {
+		return "", nil, false
+	}
+	data, found = bytes.CutSuffix(rest, []byte("\n\n"))
+	if !found || len(data) == 0 || data[0] != '{' && data[0] != '[' || bytes.ContainsAny(data, "\r\n") || !json.Valid(data) {
+		return "", nil, false
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, data) != nil || !bytes.Equal(c.Bytes(), data) {
+		return "", nil, false
+	}
+	return event, data, true
+}
+
+// decode gives back the frame's bytes.
+func (fj *frameJSON) decode() ([]byte, error) {
+	forms := 0
+	for _, set := range []bool{len(fj.Data) > 0, fj.Text != "", fj.Base64 != ""} {
+		if set {
+			forms++
+		}
+	}
+	switch {
+	case forms > 1:
+		return nil, errors.New("more than one of data, text and base64")
+	case fj.Event != "" && len(fj.Data) == 0:
+		return nil, errors.New("event without data")
+	case fj.Base64 != "":
+		return base64.StdEncoding.DecodeString(fj.Base64)
+	case len(fj.Data) == 0:
+		return []byte(fj.Text), nil
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, fj.Data); err != nil {
+		return nil, err
+	}
+	if c.Len() == 0 || c.Bytes()[0] != '{' && c.Bytes()[0] != '[' || strings.ContainsAny(fj.Event, "\r\n") {
+		return nil, errors.New("data is not a JSON object or array, or the event name is not one line")
+	}
+	var out []byte
+	if fj.Event != "" {
+		out = append(out, "event: "+fj.Event+"\n"...)
+	}
+	out = append(out, "data: "...)
+	out = append(out, c.Bytes()...)
+	return append(out, "\n\n"...), nil
 }
 
 // headerJSON writes a header's single values as strings and repeated ones
@@ -425,12 +509,7 @@ func encodeLine(buf *bytes.Buffer, it *Interaction) error {
 		if r.Stream {
 			frames := make([]frameJSON, len(r.Frames))
 			for i, f := range r.Frames {
-				frames[i].AtMS = msOf(f.At)
-				if utf8.Valid(f.Data) {
-					frames[i].Text = string(f.Data)
-				} else {
-					frames[i].Base64 = base64.StdEncoding.EncodeToString(f.Data)
-				}
+				frames[i] = encodeFrame(f)
 			}
 			rj.Frames = &frames
 		} else {
@@ -528,17 +607,11 @@ func decodeLine(b []byte) (Interaction, error) {
 		r.Stream = true
 		r.Frames = make([]Frame, len(*rj.Frames))
 		for i, f := range *rj.Frames {
-			if f.Text != "" && f.Base64 != "" {
-				return it, fmt.Errorf("response frame %d has both text and base64", i)
-			}
 			if r.Frames[i].At, err = durationOf(f.AtMS, fmt.Sprintf("response frame %d at_ms", i)); err != nil {
 				return it, err
 			}
-			r.Frames[i].Data = []byte(f.Text)
-			if f.Base64 != "" {
-				if r.Frames[i].Data, err = base64.StdEncoding.DecodeString(f.Base64); err != nil {
-					return it, fmt.Errorf("response frame %d base64: %v", i, err)
-				}
+			if r.Frames[i].Data, err = f.decode(); err != nil {
+				return it, fmt.Errorf("response frame %d: %v", i, err)
 			}
 		}
 	} else if r.Body, err = rj.decode(); err != nil {

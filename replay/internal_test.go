@@ -112,3 +112,31 @@ func TestDigestCoversFrameBoundaries(t *testing.T) {
 	assert.NotEqual(t, a.digest(), b.digest())
 	assert.True(t, bytes.Equal(a.body(), b.body()))
 }
+
+func TestFrameForms(t *testing.T) {
+	tests := []struct {
+		frame string
+		form  string
+	}{
+		{"data: {\"a\":1}\n\n", "data"},
+		{"event: delta\ndata: [1,2]\n\n", "data"},
+		{"data: {\"a\": 1}\n\n", "text"},
+		{"data: {\"a\":1}\r\n\r\n", "text"},
+		{"data: [DONE]\n\n", "text"},
+		{"event: x\r\ndata: {}\n\n", "text"},
+		{"data: {\"a\":1}\ndata: {\"b\":2}\n\n", "text"},
+		{"id: 1\ndata: {}\n\n", "text"},
+		{"data: {}\n\n", "data"},
+		{"data: {\"a\":1}\n", "text"},
+		{": comment\n\n", "text"},
+		{"\xff\x00", "base64"},
+	}
+	for _, tt := range tests {
+		fj := encodeFrame(Frame{Data: []byte(tt.frame)})
+		form := map[bool]string{len(fj.Data) > 0: "data", fj.Text != "": "text", fj.Base64 != "": "base64"}[true]
+		assert.Equal(t, tt.form, form, "%q", tt.frame)
+		got, err := fj.decode()
+		require.NoError(t, err)
+		assert.Equal(t, tt.frame, string(got))
+	}
+}

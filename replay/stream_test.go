@@ -70,7 +70,7 @@ func TestStreamsReplayFrameByFrame(t *testing.T) {
 			require.Len(t, frames, len(want), "one frame per server-sent event")
 			var last float64
 			for i, f := range frames {
-				assert.Equal(t, want[i], f.Get("text").String())
+				assert.Equal(t, want[i], frameText(f))
 				assert.GreaterOrEqual(t, f.Get("at_ms").Float(), last, "offsets grow")
 				last = f.Get("at_ms").Float()
 			}
@@ -84,6 +84,31 @@ func TestStreamsReplayFrameByFrame(t *testing.T) {
 			assert.Equal(t, want, got, "each event is a Read of its own, even with a buffer that would hold them all")
 		})
 	}
+}
+
+// frameText gives back the bytes of a frame of a cassette line.
+func frameText(f gjson.Result) string {
+	if !f.Get("data").Exists() {
+		return f.Get("text").String()
+	}
+	s := "data: " + f.Get("data").Raw + "\n\n"
+	if e := f.Get("event"); e.Exists() {
+		s = "event: " + e.String() + "\n" + s
+	}
+	return s
+}
+
+func TestStreamFramesOfJSONAreStoredAsJSON(t *testing.T) {
+	path, _ := recordStream(t, "anthropic_stream.sse")
+	frames := gjson.Get(lines(t, path)[0], "response.frames").Array()
+	assert.Equal(t, "message_start", frames[0].Get("event").String())
+	assert.Equal(t, "msg_01P3c4UyGM6k1XEw8CEBzmEa", frames[0].Get("data.message.id").String(), "an event's JSON is JSON in the cassette")
+	assert.Equal(t, "event: ping\ndata: {\"type\": \"ping\"}\n\n", frames[2].Get("text").String(), "JSON that is not compact stays text, to keep its bytes")
+	path, _ = recordStream(t, "openai_chat_stream.sse")
+	frames = gjson.Get(lines(t, path)[0], "response.frames").Array()
+	assert.Equal(t, "chat.completion.chunk", frames[0].Get("data.object").String())
+	assert.False(t, frames[0].Get("event").Exists())
+	assert.Equal(t, "data: [DONE]\n\n", frames[len(frames)-1].Get("text").String())
 }
 
 // sleeps is a WithSleep that records what it was asked to wait, and waits
@@ -272,7 +297,7 @@ func TestCloseRecordsBodiesLeftOpen(t *testing.T) {
 	require.NoError(t, c.Close(), "the body is still open")
 	line := gjson.Parse(lines(t, path)[0])
 	assert.Equal(t, "closed", line.Get("response.end").String())
-	assert.Equal(t, string(evs[0]), line.Get("response.frames.0.text").String())
+	assert.Equal(t, string(evs[0]), frameText(line.Get("response.frames.0")))
 }
 
 func TestConcurrentReplay(t *testing.T) {
