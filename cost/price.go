@@ -67,6 +67,12 @@ func (p *Price) rates(inputTokens int) Rates {
 	return l.filled()
 }
 
+// nonNegative is false for a negative or NaN rate.
+func (r *Rates) nonNegative() bool {
+	return r.Input >= 0 && r.Output >= 0 && r.CacheRead >= 0 &&
+		r.CacheWrite >= 0 && r.CacheWrite1h >= 0 && r.Reasoning >= 0
+}
+
 func (r Rates) filled() Rates {
 	if r.CacheRead == 0 {
 		r.CacheRead = r.Input
@@ -116,14 +122,17 @@ func (p Price) Cost(u record.Usage) (float64, bool) {
 		return 0, false
 	}
 	r := p.rates(u.InputTokens)
+	if !r.nonNegative() {
+		return 0, false
+	}
 	usd := float64(fresh)*r.Input +
 		float64(u.CachedTokens)*r.CacheRead +
 		float64(write5m)*r.CacheWrite +
 		float64(u.CacheWrite1hTokens)*r.CacheWrite1h +
 		float64(visible)*r.Output +
 		float64(u.ReasoningTokens)*r.Reasoning
-	// A negative or NaN rate shows here; a rate too large for float64 as
-	// +Inf. Zero tokens at such a rate still cost a clean zero.
+	// An infinite rate, or a product too large for float64, shows here
+	// as +Inf or NaN (∞ × 0 tokens).
 	if !(usd >= 0) || math.IsInf(usd, 1) {
 		return 0, false
 	}

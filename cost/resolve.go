@@ -30,6 +30,12 @@ func (t *Table) find(model string) (entry, bool) {
 	if len(t.prices) == 0 {
 		return entry{}, false
 	}
+	if isCanonical(model) {
+		// The common case, a response's model as it is: one lookup, no copy.
+		if e, ok := t.prices[model]; ok {
+			return e, true
+		}
+	}
 	var buf [128]byte
 	n := canonical(buf[:0], model)
 	if len(n) == 0 {
@@ -114,6 +120,19 @@ func canonical(dst []byte, s string) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// isCanonical reports whether canonical would return s unchanged.
+func isCanonical(s string) bool {
+	if s == "" || asciiSpace(s[0]) || asciiSpace(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' || c == '@' {
+			return false
+		}
+	}
+	return true
 }
 
 func asciiSpace(c byte) bool {

@@ -109,3 +109,14 @@ func (t *Table) Lookup(model string) (Price, string, bool) {
 	e, ok := t.orDefault().find(model)
 	return e.price, e.name, ok
 }
+
+// Models returns the names of the table's entries, sorted.
+func (t *Table) Models() []string {
+	t = t.orDefault()
+	names := make([]string, 0, len(t.prices))
+	for k := range t.prices {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package cost_test
+
+// raceEnabled: the race detector changes allocation counts, so tests that
+// assert them are skipped under -race.
+const raceEnabled = true
