@@ -13,11 +13,13 @@
 //
 // [Default] is generated from LiteLLM's model_prices_and_context_window.json
 // (github.com/BerriAI/litellm) at one commit, and is named after that
-// commit's date: "litellm-2026-03-03", from commit
-// 4c1b15d6854c9ccad7e4348ed6f45edc45f8039d. It holds the chat, responses,
-// completion and embedding models of the providers llmhistory records:
-// OpenAI, Azure OpenAI, the Gemini API, Vertex AI (Gemini and Claude) and
-// Anthropic, about 300 entries. Each has per-token rates for input, output,
+// commit's date, which is what [Table.Name] returns and every record it
+// prices carries: now "litellm-2026-03-03", from commit
+// 4c1b15d6854c9ccad7e4348ed6f45edc45f8039d (table_gen.go's header says the
+// same). It holds the chat, responses, completion and embedding models of
+// the providers llmhistory records: OpenAI, Azure OpenAI, the Gemini API,
+// Vertex AI (Gemini and Claude) and Anthropic, about 300 entries in 35 KB
+// of Go. Each has per-token rates for input, output,
 // cache reads, cache writes (Anthropic's five-minute and one-hour writes
 // apart), reasoning where priced apart, and, for models that cost more
 // above a prompt length (Gemini 2.5 Pro, Claude Sonnet 4 and later above

@@ -60,3 +60,21 @@ func TestGeneratedTable(t *testing.T) {
 		t.Errorf("table_gen.go: %v, %v; want under 64 KiB", fi, err)
 	}
 }
+
+// The package documentation names the table and the commit it came from:
+// a regeneration must update it.
+func TestDocNamesTheTable(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := regexp.MustCompile(`commit ([0-9a-f]{40})`).FindStringSubmatch(defaultSource)
+	if commit == nil {
+		t.Fatalf("source %q names no commit", defaultSource)
+	}
+	for _, s := range []string{`"` + defaultName + `"`, commit[1]} {
+		if !strings.Contains(string(doc), s) {
+			t.Errorf("doc.go does not name %s: update it with the table", s)
+		}
+	}
+}
