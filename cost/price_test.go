@@ -329,3 +329,25 @@ func TestWith(t *testing.T) {
 		t.Errorf("NewTable: %d models named %q", got.Len(), got.Name())
 	}
 }
+
+// Tables are read by the recorder's goroutine, a report and an exporter at
+// once, and the default table is built by whichever asks first: run under
+// -race, this shows none of that races.
+func TestConcurrentUse(t *testing.T) {
+	done := make(chan float64)
+	for i := range 8 {
+		go func() {
+			tbl := cost.Default()
+			if i%2 == 1 {
+				tbl = tbl.With("", map[string]cost.Price{"x": {Rates: cost.Rates{Input: 1e-06}}})
+			}
+			c, _ := tbl.Cost("gpt-4o", record.Usage{InputTokens: 1_000_000})
+			done <- c.USD
+		}()
+	}
+	for range 8 {
+		if usd := <-done; !closeTo(usd, 2.5) {
+			t.Errorf("gpt-4o, 1M input tokens: $%v, want $2.50", usd)
+		}
+	}
+}
