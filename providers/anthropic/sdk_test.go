@@ -345,4 +345,3 @@ func TestVertexStreamRawPredict(t *testing.T) {
 	assert.True(t, r.Outcome.OK)
 	assert.Equal(t, 261, r.Usage.TotalTokens)
 }
-

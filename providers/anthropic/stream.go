@@ -43,7 +43,14 @@ func parseStream(resp *providers.Response) providers.Result {
 			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
-	if s.events == 0 && !s.m.failed && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0 {
+	if body := bytes.TrimSpace(resp.Body); s.events == 0 && !resp.Truncated && len(body) > 0 {
+		if body[0] == '{' && record.ValidJSON(body) {
+			// A whole Message (or an error object) where a stream was
+			// asked for: a server that does not stream said it at once.
+			m := message{class: ClassMessage}
+			m.object(wire.Parse(body), body)
+			return m.result()
+		}
 		// Bytes, but not one event: nothing a client could read.
 		return providers.NotJSON(len(resp.Body))
 	}

@@ -176,3 +176,15 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// A server that ignores "stream": true and answers with a whole message
+// (or an error object) is read as one.
+func TestStreamAnsweredWhole(t *testing.T) {
+	res := anthropic.Provider{}.ParseResponse(streamCall, streamResponse(testdata(t, "message.json")))
+	assert.True(t, res.Outcome.OK)
+	assert.True(t, res.Finished)
+	assert.Equal(t, 48, res.Usage.TotalTokens)
+
+	res = anthropic.Provider{}.ParseResponse(streamCall, streamResponse(testdata(t, "error_529_overloaded.json")))
+	assert.Equal(t, record.ErrorOverloaded, res.Outcome.ErrorType)
+}
