@@ -105,3 +105,38 @@ func FuzzAddGuidance(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseStream feeds streams of events, whole or cut into a head and a
+// tail that starts anywhere, with either line ending.
+func FuzzParseStream(f *testing.F) {
+	for _, name := range []string{"stream_text.sse", "stream_tool_use.sse", "stream_thinking.sse", "stream_error_midstream.sse"} {
+		b := testdata(f, name)
+		f.Add(b, 0, false)
+		f.Add(b, len(b)/3, true)
+	}
+	f.Add([]byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":-1,\"content_block\":{\"type\":\"tool_use\",\"input\":[1]}}\n\nevent: content_block_delta\ndata: {\"index\":-1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"\"}}\n\n"), 0, false)
+	f.Add([]byte("data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":1e30,\"input_tokens\":-5}}\r\r"), 0, false)
+	f.Fuzz(func(t *testing.T, body []byte, cut int, crlf bool) {
+		if crlf {
+			body = bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n"))
+		}
+		resp := &providers.Response{StatusCode: 200, Header: http.Header{}, Body: body, Stream: true, EOF: true}
+		if cut > 0 && cut < len(body) {
+			resp.Body, resp.Tail, resp.Truncated = body[:cut], body[cut:], true
+		}
+		res := anthropic.Provider{}.ParseResponse(&providers.Call{MethodName: anthropic.MethodCreate, Stream: true}, resp)
+		if res.Outcome.Status == "" || res.Outcome.OK == (res.Outcome.ErrorType != "") {
+			t.Fatalf("outcome %+v", res.Outcome)
+		}
+		if whole := bytes.TrimSpace(body); res.Outcome.OK && !res.Finished && !(len(whole) > 0 && whole[0] == '{') {
+			// Only a whole message, answered at once, may lack its stop.
+			t.Fatalf("a stream read to its end without message_stop is ok: %q", body)
+		}
+		if len(res.Output) > len(body) {
+			t.Fatalf("output of %d bytes from %d", len(res.Output), len(body))
+		}
+		if u := res.Usage; u != nil && u.TotalTokens != u.InputTokens+u.OutputTokens {
+			t.Fatalf("usage %+v", *u)
+		}
+	})
+}

@@ -47,9 +47,12 @@ func parseStream(resp *providers.Response) providers.Result {
 		if body[0] == '{' && record.ValidJSON(body) {
 			// A whole Message (or an error object) where a stream was
 			// asked for: a server that does not stream said it at once.
-			m := message{class: ClassMessage}
-			m.object(wire.Parse(body), body)
-			return m.result()
+			root := wire.Parse(body)
+			if t := root.Get("type").String(); t == "message" || t == "error" {
+				m := message{class: ClassMessage}
+				m.object(root, body)
+				return m.result()
+			}
 		}
 		// Bytes, but not one event: nothing a client could read.
 		return providers.NotJSON(len(resp.Body))
