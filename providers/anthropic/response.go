@@ -37,7 +37,7 @@ func parseResponse(method string, stream bool, resp *providers.Response) provide
 		typ, msg := classify(resp.StatusCode, resp.Body)
 		return providers.Result{Outcome: record.Failure(typ), ErrorMessage: msg, Finished: true}
 	}
-	if resp.Stream || stream && method == MethodCreate {
+	if method == MethodCreate && (resp.Stream || stream) {
 		return parseStream(resp)
 	}
 	body := bytes.TrimSpace(resp.Body)
