@@ -557,6 +557,9 @@ func decodeLine(b []byte) (Interaction, error) {
 	if it.Request.URL, err = url.Parse(l.Request.URL); err != nil {
 		return it, fmt.Errorf("request url: %v", err)
 	}
+	if it.Request.URL.String() == "" {
+		return it, fmt.Errorf("request url %q is empty", l.Request.URL)
+	}
 	it.Request.Method = l.Request.Method
 	it.Request.Header = http.Header(l.Request.Headers)
 	if it.Request.Body, err = l.Request.decode(); err != nil {
