@@ -98,15 +98,14 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 			a.hop = true
 		}
 	}
+	claim := false
 	switch idem := req.Header.Get("Idempotency-Key"); {
 	case a.hop:
 		a.key = r.fingerprint(a) // for its own retriable failure, if any
 	case explicit:
-		a.key = "call:" + a.callID
-		a.claimed = r.claim(a.key)
+		a.key, claim = "call:"+a.callID, true
 	case idem != "":
-		a.key = "idem:" + idem
-		a.claimed = r.claim(a.key)
+		a.key, claim = "idem:"+idem, true
 	case a.tee != nil:
 		// The body is not known yet (it is read as it is sent), so nothing
 		// proves that a later request is the same one: never folded.
@@ -114,7 +113,15 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	default:
 		a.key = r.fingerprint(a)
 		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry.
-		if req.Header.Get("X-Stainless-Retry-Count") != "0" {
+		claim = req.Header.Get("X-Stainless-Retry-Count") != "0"
+	}
+	if claim {
+		a.claimed = r.claim(a.key)
+		if a.claimed == nil && r.keyPending(a.key, 0) {
+			// An earlier attempt under this key has ended, and only its
+			// parse will tell whether it failed in a way worth retrying (a
+			// 200 whose JSON was cut): let the worker get to it.
+			r.work.waitUpTo(retryWait)
 			a.claimed = r.claim(a.key)
 		}
 	}
@@ -429,11 +436,23 @@ func (a *attempt) finish(f finishInfo) {
 		}
 	}
 	r.tracePending(a.trace, 1) // undone by process
+	if j.res == nil && a.key != "" && r.cfg.dedupWindow > 0 {
+		// Settled by the worker, which may find a retriable failure: its
+		// retry, if it comes first, waits for it (begin).
+		j.keyed = true
+		r.keyPending(a.key, 1) // undone by process
+	}
 	r.work.submit(j)
 	if j.hold != nil {
 		r.hold(j.hold) // after submit: the record is built before it can expire
 	}
 }
+
+// retryWait bounds how long an attempt waits for the worker to settle an
+// earlier attempt under its key, which it may retry. The worker is usually
+// microseconds behind; the bound matters only when a hook or a synchronous
+// sink holds it, and is short beside a retry's own backoff.
+const retryWait = time.Second
 
 // holding returns what is held of this attempt for the one that follows it.
 func (a *attempt) holding(key string) *held {

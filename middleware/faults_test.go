@@ -173,12 +173,16 @@ func TestNilResponseWithNilError(t *testing.T) {
 	client := &http.Client{Transport: middleware.Chain(broken, rec.Middleware())}
 	_, err := post(t, client, context.Background(), "http://example.invalid/v1/chat/completions", chatBody)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "http: RoundTripper implementation (middleware_test.roundTripFunc) returned a nil *Response with a nil error")
+	bare := &http.Client{Transport: broken}
+	_, want := post(t, bare, context.Background(), "http://example.invalid/v1/chat/completions", chatBody)
+	assert.Equal(t, want.Error(), strings.ReplaceAll(err.Error(), "*middleware.transport", "middleware_test.roundTripFunc"),
+		"the caller gets http.Client's own error, as without the recorder (naming the outermost transport)")
 
 	rs := rec.History().Records()
 	require.Len(t, rs, 1, "one record")
 	assert.Equal(t, record.ErrorTransport, rs[0].ErrorType)
-	assert.Contains(t, rs[0].ErrorMessage, "returned a nil *Response")
+	assert.Equal(t, "http: RoundTripper implementation (middleware_test.roundTripFunc) returned a nil *Response with a nil error", rs[0].ErrorMessage,
+		"the record names the broken transport")
 	assert.Zero(t, rec.Stats().Pending, "the attempt was finished")
 	assert.Zero(t, rec.Stats().Panics)
 }

@@ -37,10 +37,12 @@ const (
 	maxPreviewLine   = 160 // bytes of one summary line, ellipsis included
 	maxPreviewTrace  = 64  // bytes of the trace id quoted in the header
 
-	// previewWait is how long a call waits for the records of calls that
-	// have just ended to reach the history, so that an agent's next call
-	// sees the one before it. Past it, the preview goes without them.
-	previewWait = 50 * time.Millisecond
+	// settleWait is how long a call waits for the worker to settle the
+	// calls that have just ended: for their records to reach the history,
+	// so that an agent's next call sees the one before it in its preview,
+	// or to learn whether the attempt it may retry failed. Past it, the
+	// call goes on without them.
+	settleWait = 50 * time.Millisecond
 )
 
 // WithHistoryPreview makes the recorder add to every chat request it
@@ -90,7 +92,7 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 	if r.tracePending(a.trace, 0) {
 		// A call of this conversation has ended but is not in the
 		// history yet (an agent's previous step, usually): let it in.
-		r.work.waitUpTo(previewWait)
+		r.work.waitUpTo(settleWait)
 	}
 	edited, ok := editBody(api, c.buf, r.previewText(a.trace))
 	if !ok || len(edited) > r.cfg.maxReq {
@@ -116,6 +118,21 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 		c.pooled = nil
 	}
 	a.reqBody, a.pooled, a.guided = edited, nil, true
+}
+
+// keyPending adds delta to the count of attempts under key that have ended
+// and that the worker has yet to settle, and reports whether there are
+// any.
+func (r *Recorder) keyPending(key string, delta int) bool {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	n := r.keyPend[key] + delta
+	if n <= 0 {
+		delete(r.keyPend, key)
+		return false
+	}
+	r.keyPend[key] = n
+	return true
 }
 
 // tracePending adds delta to the count of a trace's ended calls not yet

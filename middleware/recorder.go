@@ -53,7 +53,12 @@ type Recorder struct {
 	pendMu    sync.Mutex
 	pendTrace map[string]int
 
-	inflight                              atomic.Int64
+	// ended attempts per key that the worker has yet to settle: a retry
+	// that finds nothing held under its key waits for them only
+	keyMu   sync.Mutex
+	keyPend map[string]int
+
+	inflight         atomic.Int64
 	recorded, panics atomic.Uint64
 	logged           sync.Map // kinds of trouble already logged
 }
@@ -79,6 +84,7 @@ func NewRecorder(opts ...Option) *Recorder {
 		hashSeed: maphash.MakeSeed(),
 		open:     make(map[*body]struct{}),
 		held:     make(map[string][]*held),
+		keyPend:  make(map[string]int),
 	}
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
@@ -247,7 +253,6 @@ func (r *Recorder) trouble(kind string, err error) {
 		slog.String("error", Redact(err.Error())))
 }
 
-
 // recovered turns a panic inside recording into a counted trouble.
 func (r *Recorder) recovered(where string) {
 	if p := recover(); p != nil {
@@ -268,8 +273,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req2)
 	if err == nil && resp == nil {
-		// A broken RoundTripper below: fail as http.Client would, naming it.
-		err = fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", t.next)
+		// A broken RoundTripper below. The caller gets what it would get
+		// without the recorder (http.Client turns it into its usual error);
+		// the record says what happened.
+		a.finish(finishInfo{reason: endTransport, err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", t.next)})
+		return nil, nil
 	}
 	if err != nil {
 		a.finish(finishInfo{reason: endTransport, err: err})

@@ -23,6 +23,9 @@ type job struct {
 	res  *providers.Result // already settled on the call's path
 	hold *held             // the attempt's failure waits for its retry here
 	emit *held             // a held failure whose retry never came
+	// keyed: the attempt's key is counted in keyPending until the worker
+	// has settled it, holding it if it turns out a retriable failure
+	keyed bool
 }
 
 // workQueue runs jobs on one goroutine, in the order they were submitted.
@@ -159,6 +162,15 @@ func (r *Recorder) process(j *job) {
 	}
 	a.parse() // a transport error left the request unparsed
 	rec := a.record(&j.f, &res)
+	if j.keyed {
+		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
+		if res.Outcome.Retriable {
+			h := a.holding(a.key) // not j.hold, which finish reads after submitting j
+			h.rec = rec
+			r.hold(h)
+			return
+		}
+	}
 	if j.hold != nil {
 		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
 		return

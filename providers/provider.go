@@ -102,6 +102,22 @@ func Match(ps []Provider, req *Request) (p Provider, call Call, ok bool) {
 	return nil, Call{}, false
 }
 
+// Undecodable is the result of a 2xx response whose body should be one
+// JSON document and is not. A body that is the beginning of a JSON
+// document ended early: the response was cut on its way, as a dropped
+// connection cuts it, and that is [record.ErrorTransport] (a client that
+// reads it gets an unexpected EOF, and may retry). Anything else is
+// [NotJSON].
+func Undecodable(body []byte) Result {
+	if record.CutJSON(body) {
+		return Result{
+			Outcome:      record.Failure(record.ErrorTransport),
+			ErrorMessage: "the response ended before its JSON did (" + strconv.Itoa(len(body)) + " bytes)",
+		}
+	}
+	return NotJSON(len(body))
+}
+
 // NotJSON is the result of a 2xx response of n bytes that should be JSON
 // and is not: no client can decode it, so the call failed with
 // [record.ErrorDecode]. The body is not quoted: it may be anything, an

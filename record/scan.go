@@ -70,6 +70,20 @@ func ValidJSON(b []byte) bool {
 	return valid
 }
 
+// CutJSON reports whether b is the beginning of a JSON value that ends
+// before the value does: every byte so far is valid, and the input ran
+// out. A response body like that was cut, not garbled.
+func CutJSON(b []byte) bool {
+	s := scanner{b: b}
+	s.ws()
+	if s.i == len(b) {
+		return false // nothing at all
+	}
+	err := s.skipValue()
+	se, ok := err.(*syntaxError)
+	return ok && se.Offset >= len(b)
+}
+
 // scanJSON reports whether b holds exactly one valid JSON value (with
 // surrounding whitespace), and whether it needs repair to sit on one line
 // of a strict reader: invalid UTF-8 inside strings, or newlines.
@@ -238,6 +252,9 @@ func (s *scanner) skipNumber() (integer bool, err error) {
 }
 
 func (s *scanner) literal(word string) error {
+	if rest := s.b[s.i:]; len(rest) < len(word) && string(rest) == word[:len(rest)] {
+		return s.failEnd() // "tr": cut, not wrong
+	}
 	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
 		return s.fail("invalid literal")
 	}

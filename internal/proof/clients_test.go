@@ -44,6 +44,20 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// brokenBelow stands for a broken middleware below the recorder: it turns
+// a response the server marked into a nil response with a nil error, which
+// breaks the RoundTripper contract.
+func brokenBelow(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err == nil && resp.Header.Get(nilHeader) != "" {
+			resp.Body.Close()
+			return nil, nil
+		}
+		return resp, err
+	})
+}
+
 // tagCall is the outermost middleware: it marks each attempt with the call
 // it belongs to, on a clone, as the RoundTripper contract asks.
 func tagCall(next http.RoundTripper) http.RoundTripper {
@@ -64,7 +78,7 @@ type soakClients struct {
 	base     *http.Transport
 	url      string
 	retry    *http.Client // recorder, then middleware.Retry
-	plain    *http.Client // recorder only: retries are the client's own
+	plain    *http.Client // recorder, then a broken middleware: retries are the client's own
 	goOpenAI *goopenai.Client
 	goLoop   *goopenai.Client
 	genai    *genai.Client
@@ -78,7 +92,21 @@ var innerRetry = middleware.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisec
 const (
 	testOpenAIKey = "sk-proof-0123456789abcdefghijklmnop"
 	testGeminiKey = "AIzaSyPROOF-0123456789abcdefghijklmnopq"
+	testAzureKey  = "00112233445566778899aabbccddeeff" // not key-shaped: only its literal value can be found
 )
+
+// The net/http calls take turns among these requests (call n uses
+// variant (n / numKinds) % numHTTPVariants).
+const (
+	httpChat         = iota // OpenAI chat, a body with GetBody
+	httpChatNoRewind        // OpenAI chat, a body without GetBody: streamed as read
+	httpGeminiInts          // Gemini generateContent with enum-encoding=int and an Azure-style api-key
+	httpKeyInPath           // an endpoint no provider knows, with a Google key in its path
+	numHTTPVariants
+)
+
+// httpVariant is the request call n makes when it is a net/http call.
+func httpVariant(n int) int { return (n / numKinds) % numHTTPVariants }
 
 func newSoakClients(t testing.TB, url string, rec *middleware.Recorder) *soakClients {
 	t.Helper()
@@ -92,7 +120,7 @@ func newSoakClients(t testing.TB, url string, rec *middleware.Recorder) *soakCli
 		base:  base,
 		url:   url,
 		retry: &http.Client{Transport: middleware.Chain(base, tagCall, recMW, middleware.Retry(innerRetry))},
-		plain: &http.Client{Transport: middleware.Chain(base, tagCall, recMW)},
+		plain: &http.Client{Transport: middleware.Chain(base, tagCall, recMW, brokenBelow)},
 	}
 	cfg := goopenai.DefaultConfig(testOpenAIKey)
 	cfg.BaseURL = url + "/v1"
@@ -136,18 +164,40 @@ func (c *soakClients) call(ctx context.Context, n int) string {
 	switch n % numKinds {
 	case kindHTTP:
 		body := fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":%q}]}`, prompt)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+"/v1/chat/completions", strings.NewReader(body))
+		url := c.url + "/v1/chat/completions"
+		switch httpVariant(n) {
+		case httpGeminiInts:
+			body = fmt.Sprintf(`{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt)
+			url = c.url + "/v1beta/models/gemini-2.0-flash:generateContent?%24alt=json%3Benum-encoding%3Dint"
+		case httpKeyInPath:
+			url = c.url + "/gateway/" + testGeminiKey + "/v1/rerank"
+		}
+		var rd io.Reader = strings.NewReader(body)
+		if httpVariant(n) == httpChatNoRewind {
+			rd = io.NopCloser(rd) // hides the type: no GetBody
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, rd)
 		if err != nil {
 			return "bad request: " + err.Error()
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+testOpenAIKey)
+		if httpVariant(n) == httpGeminiInts {
+			req.Header.Set("Api-Key", testAzureKey)
+		}
 		if n%2 == 0 {
 			// Ask for gzip ourselves: the body comes back encoded, and the
 			// recorder must decode its own copy.
 			req.Header.Set("Accept-Encoding", "gzip")
 		}
-		resp, err := c.retry.Do(req)
+		client := c.retry
+		if httpVariant(n) == httpChatNoRewind {
+			// Retry cannot resend a body without GetBody, and the recorder
+			// can once it has read it: without retries inside, both runs
+			// make the same attempts.
+			client = c.plain
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return "error: " + classify(err)
 		}
@@ -183,10 +233,10 @@ func (c *soakClients) call(ctx context.Context, n int) string {
 		for {
 			chunk, err := s.Recv()
 			if err == io.EOF {
-				return "stream: " + text.String()
+				return "stream: " + short(text.String())
 			}
 			if err != nil {
-				return fmt.Sprintf("stream: %s then %s", text.String(), classify(err))
+				return fmt.Sprintf("stream: %s then %s", short(text.String()), classify(err))
 			}
 			for _, ch := range chunk.Choices {
 				text.WriteString(ch.Delta.Content)
@@ -198,7 +248,7 @@ func (c *soakClients) call(ctx context.Context, n int) string {
 		if err != nil {
 			return "genai error: " + classify(err)
 		}
-		return "genai: " + resp.ResponseID + " " + resp.Text()
+		return "genai: " + resp.ResponseID + " " + short(resp.Text())
 
 	case kindOpenAISDK:
 		resp, err := c.sdk.Chat.Completions.New(ctx, openaisdk.ChatCompletionNewParams{
@@ -208,7 +258,7 @@ func (c *soakClients) call(ctx context.Context, n int) string {
 		if err != nil {
 			return "openai-go error: " + classify(err)
 		}
-		return "openai-go: " + resp.ID + " " + resp.Choices[0].Message.Content
+		return "openai-go: " + resp.ID + " " + short(resp.Choices[0].Message.Content)
 	}
 	panic("unreachable")
 }
@@ -220,7 +270,15 @@ func chatResult(resp goopenai.ChatCompletionResponse, err error) string {
 	if len(resp.Choices) == 0 {
 		return "go-openai: no choices"
 	}
-	return "go-openai: " + resp.ID + " " + resp.Choices[0].Message.Content
+	return "go-openai: " + resp.ID + " " + short(resp.Choices[0].Message.Content)
+}
+
+// short keeps a long answer's result line short: its length and hash.
+func short(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return fmt.Sprintf("%d bytes %x", len(s), sha256.Sum256([]byte(s)))
 }
 
 // transient is the application's retry rule around go-openai: rate

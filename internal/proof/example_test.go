@@ -18,9 +18,9 @@ func Example_faultScript() {
 	first, again := faultFor(seed, 2, 1), faultFor(seed, 2, 1)
 	fmt.Println("again:", first == again)
 	// Output:
-	// call 0: garbage ok ok
-	// call 1: reset ok ok
-	// call 2: ok garbage garbage
-	// call 3: 429 429 cut
+	// call 0: end-mid-event ok ok
+	// call 1: garbage 429 ok
+	// call 2: ok echo-key long-crlf
+	// call 3: 503 503 long-crlf
 	// again: true
 }

@@ -21,25 +21,34 @@ import (
 type fault int
 
 const (
-	faultOK          fault = iota // 200 with a proper body (JSON or SSE)
-	faultRateLimit                // 429 with Retry-After
-	faultInternal                 // 500
-	faultUnavailable              // 503
-	faultReset                    // the connection is reset (RST) after the request is read
-	faultStall                    // nothing is answered until the client gives up
-	faultCut                      // 200, then the body stops half way and the connection drops
-	faultGarbage                  // 200 with a body that is not JSON
-	faultGzip                     // 200 with the proper body gzip-encoded
+	faultOK           fault = iota // 200 with a proper body (JSON or SSE)
+	faultRateLimit                 // 429 with Retry-After
+	faultInternal                  // 500
+	faultUnavailable               // 503
+	faultReset                     // the connection is reset (RST) after the request is read
+	faultStall                     // nothing is answered until the client gives up
+	faultCut                       // 200, then the body stops half way and the connection drops
+	faultGarbage                   // 200 with a body that is not JSON
+	faultGzip                      // 200 with the proper body gzip-encoded
+	faultRedirect                  // 307 to the same URL (?hop=1), whose answer is ok
+	faultLongCRLF                  // 200 with a body longer than the recorder's capture, SSE framed with CRLF
+	faultEndMidEvent               // 200, then the body ends cleanly in the middle of an event
+	faultStallMidBody              // 200, half the body, then nothing until the client gives up
+	faultEchoKey                   // 401 whose message echoes the credentials the request carried
+	faultBlocked                   // 200, the answer stopped by a content filter (Gemini int enums: 3)
+	faultNilResponse               // 200, which a broken middleware below the recorder turns into (nil, nil)
+	faultStallError                // 429, half its body, then nothing until the client gives up
 	numFaults
 )
 
-var faultNames = [numFaults]string{"ok", "429", "500", "503", "reset", "stall", "cut", "garbage", "gzip"}
+var faultNames = [numFaults]string{"ok", "429", "500", "503", "reset", "stall", "cut", "garbage", "gzip",
+	"redirect", "long-crlf", "end-mid-event", "stall-mid-body", "echo-key", "blocked", "nil-response", "stall-error"}
 
 func (f fault) String() string { return faultNames[f] }
 
 // faultWeights: how often each fault is drawn, out of 100. Stalls are
 // rare because each one costs a client deadline.
-var faultWeights = [numFaults]int{41, 8, 8, 8, 8, 1, 10, 8, 8}
+var faultWeights = [numFaults]int{29, 7, 6, 6, 6, 1, 8, 6, 6, 5, 5, 4, 1, 3, 3, 3, 1}
 
 // faultFor draws the fault of attempt (0-based) of call from seed: the
 // same call gets the same sequence of faults in every run with the seed,
@@ -56,6 +65,10 @@ func faultFor(seed uint64, call, attempt int) fault {
 	panic("weights do not add up to 100")
 }
 
+// nilHeader on a response asks the broken middleware below the recorder
+// to turn it into a nil response with a nil error.
+const nilHeader = "X-Test-Nil-Response"
+
 // callHeader carries the logical call's number, so that the server knows
 // the truth: which call an attempt belongs to, and how many came before.
 const callHeader = "X-Test-Call"
@@ -67,12 +80,13 @@ type faultServer struct {
 	seed  uint64
 	stall time.Duration // the longest a stall waits for the client to go away
 
-	mu  sync.Mutex
-	log map[int][]fault // call -> what each of its attempts got
+	mu   sync.Mutex
+	log  map[int][]fault // call -> what each of its attempts got
+	hops map[int]int     // call -> redirects followed (hop requests are not attempts)
 }
 
 func newFaultServer(t testing.TB, seed uint64) *faultServer {
-	s := &faultServer{seed: seed, stall: 30 * time.Second, log: make(map[int][]fault)}
+	s := &faultServer{seed: seed, stall: 30 * time.Second, log: make(map[int][]fault), hops: make(map[int]int)}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.Server.Config.ErrorLog = discardLog // aborted handlers are the point here
 	s.Start()
@@ -83,8 +97,15 @@ func newFaultServer(t testing.TB, seed uint64) *faultServer {
 // forget drops the log; the server itself lives until the test's cleanup.
 func (s *faultServer) forget() {
 	s.mu.Lock()
-	s.log = nil
+	s.log, s.hops = nil, nil
 	s.mu.Unlock()
+}
+
+// hopsOf returns how many redirects of call were followed.
+func (s *faultServer) hopsOf(call int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hops[call]
 }
 
 // attempts returns what the server answered to call, attempt by attempt.
@@ -101,14 +122,21 @@ func (s *faultServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	hop := r.URL.Query().Has("hop")
 	s.mu.Lock()
-	f := faultFor(s.seed, call, len(s.log[call]))
-	s.log[call] = append(s.log[call], f)
+	f := faultOK // the target of a redirect always answers
+	if hop {
+		s.hops[call]++
+	} else {
+		f = faultFor(s.seed, call, len(s.log[call]))
+		s.log[call] = append(s.log[call], f)
+	}
 	s.mu.Unlock()
 
 	gemini := strings.Contains(r.URL.Path, ":generateContent") || strings.Contains(r.URL.Path, ":streamGenerateContent")
 	stream := strings.Contains(r.URL.Path, ":streamGenerateContent") || bytes.Contains(body, []byte(`"stream":true`))
-	ok := okBody(call, gemini, stream)
+	ints := strings.Contains(r.URL.RawQuery, "enum-encoding%3Dint") || strings.Contains(r.URL.RawQuery, "enum-encoding=int")
+	ok := okBody(call, gemini, stream, ints)
 	contentType := "application/json"
 	if stream {
 		contentType = "text/event-stream"
@@ -153,6 +181,51 @@ func (s *faultServer) serve(w http.ResponseWriter, r *http.Request) {
 	case faultGarbage:
 		w.Header().Set("Content-Type", contentType)
 		fmt.Fprintf(w, "<html>\x00\xff garbage %d {{{", call)
+	case faultRedirect:
+		q := r.URL.Query()
+		q.Set("hop", "1")
+		u := *r.URL
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusTemporaryRedirect)
+	case faultLongCRLF:
+		w.Header().Set("Content-Type", contentType)
+		w.Write(longBody(call, gemini, stream))
+	case faultEndMidEvent:
+		w.Header().Set("Content-Type", contentType) // no Content-Length: the end is clean
+		w.Write(ok[:len(ok)*2/3])
+	case faultStallMidBody, faultStallError:
+		status := http.StatusOK
+		out := ok
+		if f == faultStallError {
+			status, out = http.StatusTooManyRequests, errorBody(call, 429, gemini)
+			w.Header().Set("Retry-After-Ms", "2")
+			contentType = "application/json"
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(status)
+		w.Write(out[:len(out)/2])
+		http.NewResponseController(w).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(s.stall):
+		}
+	case faultEchoKey:
+		creds := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " " + r.Header.Get("X-Goog-Api-Key") + " " + r.Header.Get("Api-Key")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		if gemini {
+			fmt.Fprintf(w, `{"error":{"code":401,"message":"API key not valid: %s (call %d)","status":"UNAUTHENTICATED"}}`, creds, call)
+		} else {
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s (call %d)","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, creds, call)
+		}
+	case faultBlocked:
+		w.Header().Set("Content-Type", contentType)
+		w.Write(blockedBody(call, gemini, stream, ints))
+	case faultNilResponse:
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set(nilHeader, "1")
+		w.Write(ok)
 	case faultGzip:
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
@@ -165,28 +238,53 @@ func (s *faultServer) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // okBody is the answer to call: an OpenAI chat completion or a Gemini
-// response, whole or as a stream, saying which call it answers.
-func okBody(call int, gemini, stream bool) []byte {
+// response, whole or as a stream, saying which call it answers. ints asks
+// for Gemini's enums as numbers (enum-encoding=int).
+func okBody(call int, gemini, stream, ints bool) []byte {
+	return answer(call, gemini, stream, ints, "stop", 8, "\n")
+}
+
+// blockedBody is an answer a content filter stopped.
+func blockedBody(call int, gemini, stream, ints bool) []byte {
+	return answer(call, gemini, stream, ints, "content_filter", 8, "\n")
+}
+
+// longBody is an answer longer than the soak recorder's capture, with
+// CRLF line endings when it is a stream: its finish reason and usage are
+// in the capture's tail only.
+func longBody(call int, gemini, stream bool) []byte {
+	return answer(call, gemini, stream, false, "stop", 200, "\r\n")
+}
+
+// answer writes an answer of parts pieces of text, ending with finish (the
+// OpenAI name: "stop" or "content_filter"), streams framed with eol.
+func answer(call int, gemini, stream, ints bool, finish string, parts int, eol string) []byte {
 	var b bytes.Buffer
+	geminiFinish := map[string]string{"stop": `"STOP"`, "content_filter": `"SAFETY"`}[finish]
+	if ints {
+		geminiFinish = map[string]string{"stop": "1", "content_filter": "3"}[finish]
+	}
 	switch {
 	case gemini && stream:
-		for i := range 5 {
-			finish := ""
-			if i == 4 {
-				finish = `,"finishReason":"STOP"`
+		for i := range parts {
+			reason := ""
+			if i == parts-1 {
+				reason = `,"finishReason":` + geminiFinish
 			}
-			fmt.Fprintf(&b, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"part %d of call %d. \"}],\"role\":\"model\"}%s,\"index\":0}],\"modelVersion\":\"gemini-2.0-flash\",\"responseId\":\"r-%d\"}\r\n\r\n", i, call, finish, call)
+			fmt.Fprintf(&b, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"part %d of call %d. \"}],\"role\":\"model\"}%s,\"index\":0}],\"modelVersion\":\"gemini-2.0-flash\",\"responseId\":\"r-%d\"}"+eol+eol, i, call, reason, call)
 		}
 	case gemini:
-		fmt.Fprintf(&b, `{"candidates":[{"content":{"parts":[{"text":"answer to call %d"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":4,"totalTokenCount":9},"modelVersion":"gemini-2.0-flash","responseId":"r-%d"}`, call, call)
+		fmt.Fprintf(&b, `{"candidates":[{"content":{"parts":[{"text":"answer to call %d%s"}],"role":"model"},"finishReason":%s,"index":0}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":4,"totalTokenCount":9},"modelVersion":"gemini-2.0-flash","responseId":"r-%d"}`,
+			call, strings.Repeat(" and more", 8*parts), geminiFinish, call)
 	case stream:
-		for i := range 8 {
-			fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word%d \"},\"finish_reason\":null}]}\n\n", call, i)
+		for i := range parts {
+			fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word%d \"},\"finish_reason\":null}]}"+eol+eol, call, i)
 		}
-		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", call)
-		b.WriteString("data: [DONE]\n\n")
+		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":%q}]}"+eol+eol, call, finish)
+		b.WriteString("data: [DONE]" + eol + eol)
 	default:
-		fmt.Fprintf(&b, `{"id":"chatcmpl-%d","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"answer to call %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`, call, call)
+		fmt.Fprintf(&b, `{"id":"chatcmpl-%d","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"answer to call %d%s"},"finish_reason":%q}],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`,
+			call, call, strings.Repeat(" and more", 8*parts), finish)
 	}
 	return b.Bytes()
 }

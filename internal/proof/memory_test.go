@@ -140,7 +140,7 @@ func TestMemoryLargeRequestBody(t *testing.T) {
 			got, _ = io.Copy(h, r.Body)
 			gotCRC = h.Sum32()
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(okBody(1, false, false))
+			w.Write(okBody(1, false, false, false))
 		}))
 		defer srv.Close()
 		rec := middleware.NewRecorder()
@@ -238,7 +238,7 @@ func TestMemoryLargeStreamedResponse(t *testing.T) {
 // completion, so that 100,000 calls measure the recorder, not the network.
 type cannedTransport struct{}
 
-var cannedBody = okBody(7, false, false)
+var cannedBody = okBody(7, false, false, false)
 
 func (cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {

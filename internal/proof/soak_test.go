@@ -46,7 +46,8 @@ import (
 
 // soakRun is what one run of the script produced.
 type soakRun struct {
-	results  []string // per call: how it ended for the application
+	results  []string        // per call: how it ended for the application
+	took     []time.Duration // per call: how long it took
 	server   *faultServer
 	duration time.Duration
 }
@@ -73,6 +74,9 @@ func soakSeed(t *testing.T) uint64 {
 }
 
 const (
+	// soakResponseCap is the recorder's response capture in the soak: the
+	// long-crlf fault's answers are longer, so their ends are in the tail.
+	soakResponseCap = 8 << 10
 	soakConcurrency = 64
 	// soakDeadline bounds each logical call, all attempts included. It is
 	// far above any answered call, even under -race on a busy machine, so
@@ -87,7 +91,19 @@ const (
 // the comparisons, counted, and bounded.
 func spurious(run soakRun, n int) bool {
 	a := run.server.attempts(n)
-	return strings.Contains(run.results[n], "deadline") && (len(a) == 0 || a[len(a)-1] != faultStall)
+	// Its deadline cut it, or it ran up to it: an error other than the
+	// deadline's may end a call whose retry the deadline forbade.
+	if !strings.Contains(run.results[n], "deadline") && run.took[n] < soakDeadline*9/10 {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	switch a[len(a)-1] {
+	case faultStall, faultStallMidBody, faultStallError:
+		return false
+	}
+	return true
 }
 
 // runSoak makes calls logical calls at soakConcurrency through fresh
@@ -99,7 +115,7 @@ func runSoak(t *testing.T, seed uint64, calls int, rec *middleware.Recorder) soa
 	clients := newSoakClients(t, srv.URL, rec)
 	defer clients.close()
 
-	run := soakRun{results: make([]string, calls), server: srv}
+	run := soakRun{results: make([]string, calls), took: make([]time.Duration, calls), server: srv}
 	start := time.Now()
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -108,7 +124,9 @@ func runSoak(t *testing.T, seed uint64, calls int, rec *middleware.Recorder) soa
 			for n := range next {
 				ctx := middleware.WithTrace(context.Background(), traceOf(n))
 				ctx, cancel := context.WithTimeout(ctx, soakDeadline)
+				began := time.Now()
 				run.results[n] = clients.call(ctx, n)
+				run.took[n] = time.Since(began)
 				cancel()
 			}
 		})
@@ -137,7 +155,7 @@ func (a *audit) hook(r *record.Record) {
 	defer a.mu.Unlock()
 	// Keep a small copy: a long soak must not hold every args.
 	a.seen[r.TraceID] = append(a.seen[r.TraceID], record.Record{
-		CallID: r.CallID, TraceID: r.TraceID, Attempts: r.Attempts, Outcome: r.Outcome,
+		CallID: r.CallID, TraceID: r.TraceID, Attempts: r.Attempts, Hops: r.Hops, Outcome: r.Outcome,
 		ErrorType: r.ErrorType, ErrorMessage: r.ErrorMessage, MethodName: r.MethodName,
 	})
 }
@@ -188,15 +206,103 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 
 // wantErrorType is the recorder's error type for a call whose last
 // attempt got the fault. A 503 is an overload even when its OpenAI body
-// says the catch-all "type":"server_error".
+// says the catch-all "type":"server_error". A body that ends cleanly
+// inside an event is a stream that did not finish, or JSON cut on its way
+// (as a dropped connection cuts it). A client reads a stalled 429's body until its deadline, or
+// closes it unread and gives up.
 var wantErrorType = map[fault][]string{
-	faultRateLimit:   {record.ErrorRateLimit},
-	faultInternal:    {record.ErrorServer},
-	faultUnavailable: {record.ErrorOverloaded},
-	faultReset:       {record.ErrorTransport},
-	faultStall:       {record.ErrorTimeout},
-	faultCut:         {record.ErrorTransport},
-	faultGarbage:     {record.ErrorDecode},
+	faultRateLimit:    {record.ErrorRateLimit},
+	faultInternal:     {record.ErrorServer},
+	faultUnavailable:  {record.ErrorOverloaded},
+	faultReset:        {record.ErrorTransport},
+	faultStall:        {record.ErrorTimeout},
+	faultCut:          {record.ErrorTransport},
+	faultGarbage:      {record.ErrorDecode},
+	faultRedirect:     {record.ErrorUnknown}, // not followed: a body without GetBody
+	faultEndMidEvent:  {record.ErrorIncomplete, record.ErrorTransport},
+	faultStallMidBody: {record.ErrorTimeout},
+	faultEchoKey:      {record.ErrorAuth},
+	faultBlocked:      {record.ErrorContentFilter},
+	faultNilResponse:  {record.ErrorTransport},
+	faultStallError:   {record.ErrorTimeout, record.ErrorRateLimit},
+}
+
+// wantOK is whether call n, whose last attempt got the fault, succeeded.
+func wantOK(last fault, n int) bool {
+	kind := n % numKinds
+	switch last {
+	case faultOK, faultGzip, faultLongCRLF:
+		return true
+	case faultRedirect:
+		// http.Client cannot resend a body without GetBody.
+		return !(kind == kindHTTP && httpVariant(n) == httpChatNoRewind)
+	case faultNilResponse:
+		// Only the clients without middleware.Retry have the broken
+		// middleware below the recorder.
+		return !plainChain(n)
+	case faultBlocked:
+		// An endpoint no provider knows: nothing reads its finish reason.
+		return kind == kindHTTP && httpVariant(n) == httpKeyInPath
+	}
+	return false
+}
+
+// plainChain reports whether call n goes through the client without
+// middleware.Retry, which has the broken middleware below the recorder.
+func plainChain(n int) bool {
+	switch n % numKinds {
+	case kindGoOpenAILoop, kindGenai, kindOpenAISDK:
+		return true
+	case kindHTTP:
+		return httpVariant(n) == httpChatNoRewind
+	}
+	return false
+}
+
+// secretsOf are the credentials the soak's clients send, which the
+// echo-key fault sends back: none may reach a record.
+var secretsOf = []string{testOpenAIKey, testGeminiKey, testAzureKey}
+
+// panickySink panics in 2% of its appends, and in Flush and Close.
+type panickySink struct {
+	mu     sync.Mutex
+	rng    *rand.Rand
+	panics int
+}
+
+func (p *panickySink) Append(context.Context, record.Record) error {
+	p.mu.Lock()
+	boom := p.rng.IntN(50) == 0
+	if boom {
+		p.panics++
+	}
+	p.mu.Unlock()
+	if boom {
+		panic("panicky sink: append")
+	}
+	return nil
+}
+
+func (p *panickySink) Flush() error { panic("panicky sink: flush") }
+func (p *panickySink) Close() error { panic("panicky sink: close") }
+
+// stuckSink takes its first records, then blocks in Append until released.
+type stuckSink struct {
+	mu      sync.Mutex
+	got     int
+	after   int
+	release chan struct{}
+}
+
+func (s *stuckSink) Append(context.Context, record.Record) error {
+	s.mu.Lock()
+	s.got++
+	stuck := s.got > s.after
+	s.mu.Unlock()
+	if stuck {
+		<-s.release
+	}
+	return nil
 }
 
 func TestSoak(t *testing.T) {
@@ -221,11 +327,14 @@ func TestSoak(t *testing.T) {
 	async := record.NewAsync(record.NewJSONL(jsonlOut), &record.AsyncOptions{QueueSize: 8})
 	histCap := max(1, min(calls/2, 5000))
 	history := record.NewMemory(histCap)
+	panicky := &panickySink{rng: rand.New(rand.NewPCG(seed, 2))}
+	stuck := &stuckSink{after: calls / 10, release: make(chan struct{})}
 	rec := middleware.NewRecorder(
 		middleware.WithHistory(history),
 		middleware.WithRedactor(au.hook),
 		middleware.WithLogger(slog.New(slog.DiscardHandler)),
 		middleware.WithSinkQueue(32),
+		middleware.WithMaxBody(0, soakResponseCap),
 		middleware.WithSink(flaky.wrap(func(record.Record) error {
 			flakyMu.Lock()
 			fail := flakyRNG.IntN(10) == 0
@@ -242,12 +351,28 @@ func TestSoak(t *testing.T) {
 		middleware.WithSink(queued.wrap(func(r record.Record) error {
 			return async.Append(context.Background(), r)
 		})),
+		middleware.WithSink(panicky),
+		middleware.WithSink(stuck),
 	)
 	recorded := runSoak(t, seed, calls, rec)
 	pending := rec.Stats().Pending // failures held for a retry that never came
-	require.NoError(t, rec.Close())
+
+	// Shutdown gives up on the stuck sink, and on no other; the panicky
+	// sink's Close panics, and says so.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := rec.Shutdown(ctx)
+	cancel()
+	var se *middleware.ShutdownError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{"*proof.stuckSink"}, se.Sinks)
+	var pe *record.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "Close", pe.Method)
+	close(stuck.release) // its goroutine ends, and takes the rest late
 	require.NoError(t, async.Close())
 	st := rec.Stats()
+	stuckStats := st.Sinks[4]
+	assert.EqualValues(t, se.Undelivered, st.Recorded-stuckStats.Dropped-uint64(stuck.after), "undelivered: what was queued for the stuck sink, and the record it was stuck on")
 	t.Logf("recorded run: %v; stats after the calls: %d pending (held failures); after Close: %+v", recorded.duration, pending, st)
 
 	// 1. The recorder changed nothing: each call ended the same way and
@@ -286,7 +411,7 @@ func TestSoak(t *testing.T) {
 	// server saw and the outcome of the last.
 	assert.EqualValues(t, calls, st.Recorded, "records emitted")
 	assert.Zero(t, st.Pending)
-	assert.Zero(t, st.Panics)
+	assert.EqualValues(t, panicky.panics+1, st.Panics, "the panicky sink's appends, and its Close")
 	bad := 0
 	for n := range calls {
 		a := recorded.server.attempts(n)
@@ -299,12 +424,21 @@ func TestSoak(t *testing.T) {
 			// Its last attempt may have been cut before the server saw it.
 		case rs[0].Attempts != len(a):
 			problem = fmt.Sprintf("attempts %d, server saw %d", rs[0].Attempts, len(a))
+		case rs[0].Hops != recorded.server.hopsOf(n):
+			problem = fmt.Sprintf("hops %d, server saw %d", rs[0].Hops, recorded.server.hopsOf(n))
 		default:
 			last := a[len(a)-1]
-			wantOK := last == faultOK || last == faultGzip
+			ok := wantOK(last, n)
 			switch {
-			case rs[0].Outcome.OK != wantOK || !wantOK && !slices.Contains(wantErrorType[last], rs[0].ErrorType):
+			case rs[0].Outcome.OK != ok || !ok && !slices.Contains(wantErrorType[last], rs[0].ErrorType):
 				problem = fmt.Sprintf("outcome %+v (%s), last attempt got %v", rs[0].Outcome, rs[0].ErrorMessage, last)
+			case ok && rs[0].Outcome.FinishReason == "" && !strings.HasPrefix(rs[0].MethodName, "http."):
+				problem = fmt.Sprintf("no finish reason in %+v, last attempt got %v", rs[0].Outcome, last)
+			}
+		}
+		for _, secret := range secretsOf {
+			if strings.Contains(rs[0].ErrorMessage, secret) || strings.Contains(rs[0].MethodName, secret) {
+				problem += "; a credential reached the record"
 			}
 		}
 		if problem != "" {
@@ -319,7 +453,7 @@ func TestSoak(t *testing.T) {
 
 	// 3. Records are missing from a sink only where its queue said it
 	// dropped them. Each sink has its own queue.
-	require.Len(t, st.Sinks, 3)
+	require.Len(t, st.Sinks, 5)
 	for i, s := range []*countingSink{flaky, slow, queued} {
 		assert.EqualValues(t, st.Recorded-st.Sinks[i].Dropped, s.total(), "sink %d got every record its queue did not drop", i)
 		assert.EqualValues(t, s.total(), st.Sinks[i].Written+st.Sinks[i].Errors, "sink %d: what it got, it took or failed on", i)
@@ -331,12 +465,15 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	}
-	assert.EqualValues(t, len(flaky.failed)+len(queued.failed), st.SinkErrors, "one sink error counted per record a sink failed on")
+	assert.EqualValues(t, len(flaky.failed)+len(queued.failed)+panicky.panics, st.SinkErrors, "one sink error counted per record a sink failed on")
 	as := async.Stats()
 	assert.EqualValues(t, queued.total(), as.Written+as.Dropped, "the Async queue wrote or counted every record it was given")
 	assert.EqualValues(t, len(queued.failed), as.Dropped, "the Async queue's drops are the appends it refused")
 	lines, err := record.ReadJSONL(bytes.NewReader(jsonlOut.buf.Bytes()))
 	require.NoError(t, err)
+	for _, secret := range secretsOf {
+		assert.NotContains(t, jsonlOut.buf.String(), secret, "a credential reached the JSONL sink")
+	}
 	assert.EqualValues(t, as.Written, len(lines), "every record the Async queue wrote is a whole JSONL line")
 	assert.Equal(t, histCap, history.Len(), "the history holds its capacity")
 	assert.EqualValues(t, calls-histCap, history.Dropped(), "and counts what it let go")
@@ -347,7 +484,7 @@ func TestSoak(t *testing.T) {
 	bare.server.forget() // the servers live on in t.Cleanup: not their logs
 	recorded.server.forget()
 	bare, recorded, rec, au, history, async, jsonlOut, lines = soakRun{}, soakRun{}, nil, nil, nil, nil, nil, nil
-	flaky, slow, queued = nil, nil, nil
+	flaky, slow, queued, panicky, stuck = nil, nil, nil, nil, nil
 	goroutinesAfter := settleGoroutines(goroutinesBefore, 10*time.Second)
 	heapAfter := settledHeap()
 	t.Logf("goroutines: %d before, %d after; heap: %.1f MiB before, %.1f MiB after", goroutinesBefore, goroutinesAfter, mib(heapBefore), mib(heapAfter))

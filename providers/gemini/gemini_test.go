@@ -465,7 +465,7 @@ func TestParseResponseOtherMethods(t *testing.T) {
 		assert.True(t, res.Finished, "whole JSON is the end")
 
 		res = p.ParseResponse(&providers.Call{MethodName: tt.method}, response(200, []byte(tt.body[:10])))
-		assert.Equal(t, record.Failure(record.ErrorDecode), res.Outcome, "half a JSON document is not a response")
+		assert.Equal(t, record.Failure(record.ErrorTransport), res.Outcome, "half a JSON document was cut on its way, as a dropped connection cuts it")
 		assert.False(t, res.Finished)
 	}
 }
@@ -482,13 +482,18 @@ func TestParseResponseUnreadable(t *testing.T) {
 	}
 	// Bytes that are not JSON: genai fails to decode them, and so does the
 	// record.
-	for _, body := range []string{`not json`, `{"candidates":[`, `<html>`, "\x00\xff garbage"} {
+	for _, body := range []string{`not json`, `<html>`, "\x00\xff garbage"} {
 		res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(body)))
 		assert.False(t, res.Outcome.OK, body)
 		assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType, body)
 		assert.Contains(t, res.ErrorMessage, "not JSON")
 		assert.NotContains(t, res.ErrorMessage, body, "the body is not quoted")
 	}
+	// The beginning of a document, ended: cut on the way, as a dropped
+	// connection cuts it.
+	res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(`{"candidates":[`)))
+	assert.Equal(t, record.ErrorTransport, res.Outcome.ErrorType)
+	assert.Equal(t, "the response ended before its JSON did (15 bytes)", res.ErrorMessage)
 }
 
 func TestTotalIsSummedWhenAbsent(t *testing.T) {

@@ -62,7 +62,10 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 	}
 	if a.chunks == 0 && !resp.Truncated && len(body) > 0 {
 		// Bytes, but no response in them: genai fails to decode this.
-		return providers.NotJSON(len(body))
+		if resp.Stream {
+			return providers.NotJSON(len(body))
+		}
+		return providers.Undecodable(body)
 	}
 	res := a.result()
 	if resp.Stream && resp.EOF && !a.finished && res.Outcome.OK && a.class == classGenerate {
@@ -318,16 +321,16 @@ func (a *assembler) fail(errObj gjson.Result, raw []byte) {
 // content, so a long answer (an inline image) keeps them there. The last
 // occurrence of each key is the top level's, which ends the body.
 func (a *assembler) tail(b []byte) {
-	if v := lastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
+	if v := providers.LastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
 		a.usage, a.hasUsage = readUsage(wire.Parse(v)), true
 	}
-	if v := lastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
+	if v := providers.LastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
 		a.res.Model = wire.Parse(v).String()
 	}
-	if v := lastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
+	if v := providers.LastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
 		a.res.Outcome.ResponseID = wire.Parse(v).String()
 	}
-	if v := lastValue(b, `"finishReason"`); len(v) > 0 {
+	if v := providers.LastValue(b, `"finishReason"`); len(v) > 0 {
 		if r := enumName(wire.Parse(v), finishReasons[:]); r != "" {
 			a.reason, a.finished = r, true
 		}
@@ -394,76 +397,4 @@ func readUsage(u gjson.Result) record.Usage {
 		out.TotalTokens = out.InputTokens + out.OutputTokens + out.ReasoningTokens + toolUse
 	}
 	return out
-}
-
-// lastValue returns the JSON value that follows the last occurrence of a
-// quoted key in b, a fragment of a JSON document, or nil when there is
-// none or it is not whole.
-func lastValue(b []byte, key string) []byte {
-	i := bytes.LastIndex(b, []byte(key))
-	if i < 0 {
-		return nil
-	}
-	rest := bytes.TrimLeft(b[i+len(key):], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return nil
-	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	end := valueEnd(rest)
-	if end <= 0 || !record.ValidJSON(rest[:end]) {
-		return nil
-	}
-	return rest[:end]
-}
-
-// valueEnd returns the length of the JSON value b starts with (an object,
-// an array or a string; anything else runs to the next delimiter), or -1
-// when b ends first.
-func valueEnd(b []byte) int {
-	if len(b) == 0 {
-		return -1
-	}
-	switch b[0] {
-	case '"':
-		return stringEnd(b, 0)
-	case '{', '[':
-		depth := 0
-		for i := 0; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				end := stringEnd(b, i)
-				if end < 0 {
-					return -1
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	i := bytes.IndexAny(b, ",}] \t\r\n")
-	if i < 0 {
-		return -1
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that opens at b[i], or
-// -1.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
 }

@@ -154,8 +154,13 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		res.Finished = true
 		return res
 	}
+	ct := resp.Header.Get("Content-Type")
+	if len(body) > 0 && !resp.Truncated && resp.EOF && strings.Contains(strings.ToLower(ct), "json") {
+		// It says it is JSON and is not: no client can decode it.
+		return providers.Undecodable(body)
+	}
 	res.Outcome = record.Success("http.response")
-	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "text/") {
+	if strings.HasPrefix(ct, "text/") {
 		res.Outcome.ValueClass = "text"
 	}
 	return res

@@ -94,6 +94,13 @@ func TestParseResponse(t *testing.T) {
 	assert.Equal(t, "text", res.Outcome.ValueClass)
 	assert.False(t, res.Finished)
 
+	// A body that says it is JSON and is not: no client can decode it.
+	res = p.ParseResponse(call, response(200, "application/json; charset=utf-8", `<html>oops`))
+	assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType)
+	cut := response(200, "application/json", `{"id":"r1","obj`)
+	cut.EOF = false // the caller closed it half way: the middleware decides
+	assert.True(t, p.ParseResponse(call, cut).Outcome.OK)
+
 	res = p.ParseResponse(call, response(429, "application/json", `{"error":{"message":"slow","code":"rate_limit_exceeded"}}`))
 	assert.Equal(t, record.Failure(record.ErrorRateLimit), res.Outcome)
 	assert.Equal(t, "slow", res.ErrorMessage)

@@ -351,6 +351,17 @@ func TestStreamEdgeCases(t *testing.T) {
 			assert.Equal(t, "stop", res.Outcome.FinishReason, name)
 		}
 	})
+	t.Run("a long completion cut by the capture", func(t *testing.T) {
+		full := `{"id":"chatcmpl-9","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+			strings.Repeat("words ", 5000) + `"},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":5,"completion_tokens":5000,"total_tokens":5005}}`
+		resp := &providers.Response{StatusCode: 200, Body: []byte(full[:4096]), Tail: []byte(full[len(full)-2048:]), Truncated: true, EOF: true}
+		res := p.ParseResponse(chatCall, resp)
+		assert.Equal(t, record.ErrorContentFilter, res.Outcome.ErrorType, "the finish reason, read from the tail")
+		assert.Equal(t, "content_filter", res.Outcome.FinishReason)
+		assert.Equal(t, "chatcmpl-9", res.Outcome.ResponseID, "the id, read from the head")
+		assert.Equal(t, "gpt-4o", res.Model)
+		assert.Equal(t, &record.Usage{InputTokens: 5, OutputTokens: 5000, TotalTokens: 5005}, res.Usage)
+	})
 	t.Run("responses error event", func(t *testing.T) {
 		body := "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Too many\"}\n\n"
 		res := p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, streamResponse([]byte(body)))
@@ -415,8 +426,10 @@ func FuzzParseResponse(f *testing.F) {
 }
 
 // A 2xx that is not JSON is nothing go-openai or openai-go can decode: the
-// record says decode, not success. Endpoints that answer with other bytes
-// (audio, files) are not judged.
+// record says decode, not success; one that is the beginning of a JSON
+// document was cut on its way (transport), as a dropped connection cuts
+// it. Endpoints that answer with other bytes (audio, files) are not
+// judged.
 func TestParseResponseNotJSON(t *testing.T) {
 	p := openai.Provider{}
 	for _, tc := range []struct {
@@ -426,7 +439,7 @@ func TestParseResponseNotJSON(t *testing.T) {
 		ok           bool
 	}{
 		{"chat garbage", openai.MethodChat, false, "<html>\x00\xff {{{", false},
-		{"chat half a document", openai.MethodChat, false, `{"id":"chatcmpl-1","choices":[`, false},
+		{"chat half a document", openai.MethodChat, false, `{"id":"chatcmpl-1","choices":[`, false}, // cut: transport
 		{"chat empty", openai.MethodChat, false, "", true},
 		{"stream garbage", openai.MethodChat, true, "<html>\x00\xff {{{", false},
 		{"stream of events", openai.MethodChat, true, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n\n", true},
@@ -437,7 +450,13 @@ func TestParseResponseNotJSON(t *testing.T) {
 			res := p.ParseResponse(&providers.Call{MethodName: tc.method, Stream: tc.stream},
 				&providers.Response{StatusCode: 200, Stream: tc.stream, Body: []byte(tc.body)})
 			assert.Equal(t, tc.ok, res.Outcome.OK, "%+v", res.Outcome)
-			if !tc.ok {
+			switch {
+			case tc.ok:
+			case tc.name == "chat half a document":
+				assert.Equal(t, record.ErrorTransport, res.Outcome.ErrorType)
+				assert.Equal(t, fmt.Sprintf("the response ended before its JSON did (%d bytes)", len(tc.body)), res.ErrorMessage)
+				assert.False(t, res.Finished, "a half-read body stays incomplete")
+			default:
 				assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType)
 				assert.Equal(t, fmt.Sprintf("the response is not JSON (%d bytes)", len(tc.body)), res.ErrorMessage)
 				assert.False(t, res.Finished, "a half-read body stays incomplete")

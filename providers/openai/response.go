@@ -28,14 +28,17 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		return parseStream(call, resp)
 	}
 	body := bytes.TrimSpace(resp.Body)
-	if resp.Truncated || len(body) == 0 {
-		// Too long to keep whole, or empty: the call worked, the detail is lost.
+	if resp.Truncated {
+		return truncated(call, resp)
+	}
+	if len(body) == 0 {
+		// Empty: the call worked, the detail is lost.
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
 	if !record.ValidJSON(body) {
 		if expectsJSON(call.MethodName) {
 			// No SDK can use it: go-openai and openai-go fail to decode.
-			return providers.NotJSON(len(body))
+			return providers.Undecodable(body)
 		}
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
@@ -93,6 +96,34 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		})
 		o.finish(&res)
 		responseStatus(&res, status.String(), incomplete, errObj, body)
+	}
+	return res
+}
+
+// truncated reads a completion too long to keep whole from the ends the
+// recorder kept: its id and model open the head, its finish reason and
+// usage close the tail (the last occurrence of each key is the last
+// choice's, and the top level's usage).
+func truncated(call *providers.Call, resp *providers.Response) providers.Result {
+	res := providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
+	if call.MethodName != MethodChat && call.MethodName != MethodCompletions {
+		return res // the detail is lost; the call worked
+	}
+	head := resp.Body[:min(len(resp.Body), 512)]
+	if v := providers.FirstValue(head, `"id"`); len(v) > 0 && v[0] == '"' {
+		res.Outcome.ResponseID = wire.Parse(v).String()
+	}
+	if v := providers.FirstValue(head, `"model"`); len(v) > 0 && v[0] == '"' {
+		res.Model = wire.Parse(v).String()
+	}
+	if v := providers.LastValue(resp.Tail, `"finish_reason"`); len(v) > 0 && v[0] == '"' {
+		var c choiceSet
+		c.reason = wire.Parse(v).String()
+		c.finish(&res)
+		res.Finished = true
+	}
+	if v := providers.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
+		res.Usage = readUsage(wire.Parse(v))
 	}
 	return res
 }

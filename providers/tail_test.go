@@ -1,0 +1,26 @@
+package providers_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/llmhistory/llmhistory/providers"
+)
+
+func TestFirstAndLastValue(t *testing.T) {
+	tail := []byte(`more text","tool_calls":[{"id":"call_1"}]},"finish_reason":"tool_calls"},{"index":1,"finish_reason" : "stop"}],"usage":{"prompt_tokens":3,"x":[1,"]"]},"id":7}`)
+	for _, tt := range []struct {
+		key, first, last string
+	}{
+		{`"finish_reason"`, `"tool_calls"`, `"stop"`},
+		{`"usage"`, `{"prompt_tokens":3,"x":[1,"]"]}`, `{"prompt_tokens":3,"x":[1,"]"]}`},
+		{`"id"`, `"call_1"`, `7`},
+		{`"absent"`, ``, ``},
+	} {
+		assert.Equal(t, tt.first, string(providers.FirstValue(tail, tt.key)), "first %s", tt.key)
+		assert.Equal(t, tt.last, string(providers.LastValue(tail, tt.key)), "last %s", tt.key)
+	}
+	assert.Nil(t, providers.LastValue([]byte(`"usage":{"prompt_tokens":3`), `"usage"`), "a value cut off is not whole")
+	assert.Nil(t, providers.LastValue([]byte(`"usage" "x"`), `"usage"`), "not a key")
+}
