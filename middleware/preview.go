@@ -58,7 +58,8 @@ const (
 // absent). Every other byte of the body is sent as it was; the record of
 // the call holds what was sent, and history_guidance is true. Anything
 // else passes untouched: other endpoints, bodies that are not JSON of the
-// expected shape, encoded, or longer than the capture cap (WithMaxBody).
+// expected shape, encoded, longer than the capture cap (WithMaxBody), or
+// without GetBody (the recorder never reads those ahead of the transport).
 //
 // Off by default: it changes what the model is asked.
 func WithHistoryPreview(latest int) Option {
