@@ -382,28 +382,28 @@ func TestErrors(t *testing.T) {
 	assert.Equal(t, "Overloaded", res.ErrorMessage)
 }
 
-// A 2xx that is not JSON is nothing the SDK can decode.
+// A 2xx that is not JSON is nothing the SDK can decode; one that is the
+// beginning of a message was cut on its way, as a dropped connection cuts
+// it.
 func TestParseResponseNotJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		call   *providers.Call
 		stream bool
 		body   string
-		ok     bool
+		typ    string // "" when ok
 	}{
-		{"message garbage", createCall, false, "<html>\x00\xff {{{", false},
-		{"half a message", createCall, false, `{"id":"msg_1","content":[`, false},
-		{"count garbage", countCall, false, "nope", false},
-		{"empty", createCall, false, "", true},
-		{"stream garbage", streamCall, true, "<html>\x00\xff {{{", false},
+		{"message garbage", createCall, false, "<html>\x00\xff {{{", record.ErrorDecode},
+		{"half a message", createCall, false, `{"id":"msg_1","content":[`, record.ErrorTransport},
+		{"count garbage", countCall, false, "nope", record.ErrorDecode},
+		{"empty", createCall, false, "", ""},
+		{"stream garbage", streamCall, true, "<html>\x00\xff {{{", record.ErrorDecode},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := anthropic.Provider{}.ParseResponse(tc.call, &providers.Response{StatusCode: 200, Stream: tc.stream, Body: []byte(tc.body)})
-			assert.Equal(t, tc.ok, res.Outcome.OK, "%+v", res.Outcome)
-			if !tc.ok {
-				assert.Equal(t, record.ErrorDecode, res.Outcome.ErrorType)
-				assert.False(t, res.Finished)
-			}
+			assert.Equal(t, tc.typ == "", res.Outcome.OK, "%+v", res.Outcome)
+			assert.Equal(t, tc.typ, res.Outcome.ErrorType)
+			assert.False(t, !res.Outcome.OK && res.Finished)
 		})
 	}
 }

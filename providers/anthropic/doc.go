@@ -90,7 +90,8 @@
 // context window. The message is the error's message. Other shapes (an
 // HTML page from a proxy, Vertex AI's {"error": {"status": ...}}) are
 // read by [providers.ClassifyError]. A 2xx that is not JSON is a decode
-// failure ([providers.NotJSON]).
+// failure, or a transport one when it is the beginning of a message cut on
+// its way ([providers.Undecodable]).
 //
 // # Streams
 //

@@ -51,8 +51,8 @@ func parseResponse(method string, stream bool, resp *providers.Response) provide
 	case len(body) == 0:
 		return providers.Result{Outcome: record.Success(valueClass(method))}
 	case !record.ValidJSON(body):
-		// No SDK can decode it.
-		return providers.NotJSON(len(body))
+		// No SDK can decode it: cut on its way, or not JSON at all.
+		return providers.Undecodable(body)
 	}
 	root := wire.Parse(body)
 	if method == MethodCountTokens {

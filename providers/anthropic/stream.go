@@ -39,7 +39,7 @@ func parseStream(resp *providers.Response) providers.Result {
 	s := &stream{m: message{class: ClassMessage}}
 	s.scan(resp.Body)
 	if resp.Truncated {
-		if i := frameStart(resp.Tail); i >= 0 {
+		if i := providers.FrameStart(resp.Tail); i >= 0 {
 			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
@@ -70,7 +70,7 @@ func parseStream(resp *providers.Response) providers.Result {
 	if resp.EOF && !res.Finished && res.Outcome.OK {
 		// Read to its end without message_stop: the caller cannot know it
 		// had the whole answer, whatever came before.
-		unfinished(&res, "the stream ended without message_stop")
+		providers.Unfinished(&res, "the stream ended without message_stop")
 	}
 	return res
 }
@@ -206,28 +206,4 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 			}
 		}
 	}
-}
-
-// frameStart returns where the first whole frame of b begins: just after
-// its first blank line, whichever line ending ("\n\n", "\r\n\r\n", "\r\r")
-// ends it, or -1 when b holds none. A capture cut by the recorder keeps
-// the tail of a long stream, which starts in the middle of an event.
-func frameStart(b []byte) int {
-	best := -1
-	for _, sep := range [...]string{"\n\n", "\r\n\r\n", "\r\r"} {
-		if i := bytes.Index(b, []byte(sep)); i >= 0 && (best < 0 || i+len(sep) < best) {
-			best = i + len(sep)
-		}
-	}
-	return best
-}
-
-// unfinished turns res into the outcome of a stream that reached the end
-// of its body without its end: the call is [record.ErrorIncomplete], not
-// a success, keeping the response id and stop reason it had.
-func unfinished(res *providers.Result, why string) {
-	keep := res.Outcome
-	res.Outcome = record.Failure(record.ErrorIncomplete)
-	res.Outcome.ResponseID, res.Outcome.FinishReason = keep.ResponseID, keep.FinishReason
-	res.ErrorMessage = why
 }
