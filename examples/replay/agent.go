@@ -114,7 +114,7 @@ func Weather(calls *[]string) Tool {
 		Definition: openai.FunctionDefinition{
 			Name:        "get_weather",
 			Description: "The current weather in a city.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"The city, e.g. Paris"}},"required":["city"]}`),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"The city, e.g. Paris"}},"required":["city"]}`),
 		},
 		Run: func(_ context.Context, arguments string) (string, error) {
 			var args struct {
