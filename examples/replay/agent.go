@@ -26,9 +26,6 @@ type Agent struct {
 	Tools  []Tool
 }
 
-// maxRounds bounds the tool calls of one question.
-const maxRounds = 4
-
 // Ask answers question. onToken, if not nil, gets the final answer as it
 // streams in.
 func (a *Agent) Ask(ctx context.Context, question string, onToken func(string)) (string, error) {
@@ -40,33 +37,30 @@ func (a *Agent) Ask(ctx context.Context, question string, onToken func(string)) 
 	for _, t := range a.Tools {
 		tools = append(tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &t.Definition})
 	}
-	for range maxRounds {
-		resp, err := a.Client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: a.Model, Messages: messages, Tools: tools, Temperature: 0})
-		if err != nil {
-			return "", fmt.Errorf("asking the model: %w", err)
-		}
-		if len(resp.Choices) == 0 {
-			return "", errors.New("the model gave no choice")
-		}
-		msg := resp.Choices[0].Message
-		if len(msg.ToolCalls) == 0 {
-			if onToken != nil {
-				onToken(msg.Content)
-			}
-			return msg.Content, nil
-		}
-		messages = append(messages, msg)
-		for _, call := range msg.ToolCalls {
-			out, err := a.run(ctx, call)
-			if err != nil {
-				out = "error: " + err.Error()
-			}
-			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Content: out})
-		}
-		// The tools have answered: stream the answer.
-		return a.stream(ctx, messages, onToken)
+	resp, err := a.Client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: a.Model, Messages: messages, Tools: tools})
+	if err != nil {
+		return "", fmt.Errorf("asking the model: %w", err)
 	}
-	return "", fmt.Errorf("no answer after %d rounds of tool calls", maxRounds)
+	if len(resp.Choices) == 0 {
+		return "", errors.New("the model gave no choice")
+	}
+	msg := resp.Choices[0].Message
+	if len(msg.ToolCalls) == 0 { // answered without the tool
+		if onToken != nil {
+			onToken(msg.Content)
+		}
+		return msg.Content, nil
+	}
+	messages = append(messages, msg)
+	for _, call := range msg.ToolCalls {
+		out, err := a.run(ctx, call)
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Content: out})
+	}
+	// The tools have answered: ask again, and stream the answer.
+	return a.stream(ctx, messages, onToken)
 }
 
 func (a *Agent) run(ctx context.Context, call openai.ToolCall) (string, error) {
@@ -80,7 +74,7 @@ func (a *Agent) run(ctx context.Context, call openai.ToolCall) (string, error) {
 
 func (a *Agent) stream(ctx context.Context, messages []openai.ChatCompletionMessage, onToken func(string)) (string, error) {
 	s, err := a.Client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
-		Model: a.Model, Messages: messages, Temperature: 0, Stream: true,
+		Model: a.Model, Messages: messages, Stream: true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	})
 	if err != nil {
