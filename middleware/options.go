@@ -125,7 +125,7 @@ func WithProgramSource() Option { return func(c *config) { c.programSrc = true }
 
 // WithOutput keeps the text the model generated in each record's output
 // field (at most 64 KiB, marked truncated when cut), so that the history
-// can be fed back into later prompts ([StateFromRecords]). Off by default:
+// can be fed back into later prompts (prompt.StateFromRecords). Off by default:
 // the outcome summary is compact on purpose, and output may be sensitive.
 func WithOutput() Option { return func(c *config) { c.storeOutput = true } }
 

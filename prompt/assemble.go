@@ -226,6 +226,33 @@ type Assembled struct {
 	Meta     Meta
 }
 
+// SystemText is what goes where a provider takes system instructions: the
+// System Prompt and the Assistant Identity, as shown, joined by a blank
+// line ("" when both are hidden).
+func (a Assembled) SystemText() string {
+	return joinShown(a.Sections.SystemPrompt, a.Sections.Identity)
+}
+
+// UserText is what goes in the user turn: the Requesting User,
+// Conversation State / History, Constraints, Task and Input, in that
+// order, as shown, joined by a blank line.
+func (a Assembled) UserText() string {
+	s := a.Sections
+	return joinShown(s.RequestingUser, s.ConversationState, s.Constraints, s.Task, s.Input)
+}
+
+// joinShown joins the sections that are shown with a blank line, as the
+// assembled text does.
+func joinShown(sections ...string) string {
+	shown := sections[:0:0]
+	for _, s := range sections {
+		if s != "" {
+			shown = append(shown, s)
+		}
+	}
+	return strings.Join(shown, "\n\n")
+}
+
 // Errors of Assemble.
 var (
 	ErrMissingTask  = errors.New("prompt: the task is required: give at least one task annotation with an instruction")

@@ -31,9 +31,12 @@
 // fit, Assemble fails with a *[BudgetError] that says by how much. Every
 // decision is in [Meta].
 //
-// The provider packages map both onto requests: providers/openai's
-// PromptMessages and SignatureMessages (go-openai messages), and
-// providers/gemini's PromptContents and SignatureContents (genai system
-// instruction and contents). middleware.StateFromRecords builds a
-// [ConversationState] from recorded history.
+// [StateFromRecords] builds a [ConversationState] from recorded history.
+// [Assembled.SystemText] and [Assembled.UserText] split an assembled prompt
+// the way providers take it. The SDK mappings live in packages of their
+// own, so that only the programs that use an SDK compile it:
+// prompt/openaimsg (go-openai messages), prompt/geminimsg (genai system
+// instruction and contents) and prompt/anthropicmsg (the Anthropic SDK's
+// system blocks and messages). This package imports record and the
+// standard library only.
 package prompt

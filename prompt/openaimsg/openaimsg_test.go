@@ -1,4 +1,4 @@
-package openai_test
+package openaimsg_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/prompt"
-	"github.com/llmhistory/llmhistory/providers/openai"
+	"github.com/llmhistory/llmhistory/prompt/openaimsg"
 )
 
 // wireMessages sends msgs through go-openai to a test server and returns
@@ -30,7 +30,9 @@ func wireMessages(t *testing.T, msgs []goopenai.ChatCompletionMessage) []map[str
 		io.WriteString(w, `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
-	_, err := goOpenAI(srv.URL, srv.Client()).CreateChatCompletion(context.Background(), goopenai.ChatCompletionRequest{Model: "gpt-4o-mini", Messages: msgs})
+	cfg := goopenai.DefaultConfig("test-key")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL+"/v1", srv.Client()
+	_, err := goopenai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(), goopenai.ChatCompletionRequest{Model: "gpt-4o-mini", Messages: msgs})
 	require.NoError(t, err)
 	return got.Messages
 }
@@ -47,7 +49,7 @@ func TestPromptMessagesOnTheWire(t *testing.T) {
 		Input:       prompt.InputPayload{UserQuery: "Is it my quota?"},
 	}, prompt.Config{})
 	require.NoError(t, err)
-	got := wireMessages(t, openai.PromptMessages(a))
+	got := wireMessages(t, openaimsg.PromptMessages(a))
 	require.Len(t, got, 2)
 	assert.Equal(t, "system", got[0]["role"])
 	assert.Equal(t, a.Sections.SystemPrompt+"\n\n"+a.Sections.Identity, got[0]["content"])
@@ -58,7 +60,7 @@ func TestPromptMessagesOnTheWire(t *testing.T) {
 	// Hidden empty sections leave no gaps; with no system sections there is no system message.
 	b, err := prompt.Assemble(prompt.Spec{Task: []prompt.TaskAnnotation{{Instruction: "Explain."}}, Input: prompt.InputPayload{UserQuery: "Q"}}, prompt.Config{HideEmptySections: true})
 	require.NoError(t, err)
-	got = wireMessages(t, openai.PromptMessages(b))
+	got = wireMessages(t, openaimsg.PromptMessages(b))
 	require.Len(t, got, 1)
 	assert.Equal(t, b.Text, got[0]["content"])
 }
@@ -76,7 +78,7 @@ func TestSignatureMessagesOnTheWire(t *testing.T) {
 		}},
 	})
 	require.NoError(t, err)
-	got := wireMessages(t, openai.SignatureMessages(msgs))
+	got := wireMessages(t, openaimsg.SignatureMessages(msgs))
 	require.Len(t, got, len(msgs))
 	var roles []string
 	for i, m := range got {

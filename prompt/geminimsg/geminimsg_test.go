@@ -1,4 +1,4 @@
-package gemini_test
+package geminimsg_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/llmhistory/llmhistory/prompt"
-	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/prompt/geminimsg"
 )
 
 type wireContent struct {
@@ -57,7 +57,7 @@ func TestPromptContentsOnTheWire(t *testing.T) {
 		Input:        prompt.InputPayload{UserQuery: "Is it my quota?"},
 	}, prompt.Config{})
 	require.NoError(t, err)
-	system, contents := gemini.PromptContents(a)
+	system, contents := geminimsg.PromptContents(a)
 	sys, got := wireRequest(t, system, contents)
 	require.NotNil(t, sys)
 	require.Len(t, sys.Parts, 1)
@@ -78,7 +78,7 @@ func TestSignatureContentsOnTheWire(t *testing.T) {
 		"history":  prompt.History{Messages: []map[string]any{{"question": "Today?", "answer": "12"}, {"Question": "Errors?", "Answer": 3}}},
 	})
 	require.NoError(t, err)
-	system, contents := gemini.SignatureContents(msgs)
+	system, contents := geminimsg.SignatureContents(msgs)
 	sys, got := wireRequest(t, system, contents)
 	require.NotNil(t, sys)
 	assert.Equal(t, "Answer questions about the recorded calls.", sys.Parts[0].Text)

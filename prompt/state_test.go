@@ -1,8 +1,11 @@
-package middleware_test
+package prompt_test
 
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,22 +16,33 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// A conversation recorded through the real recorder comes back as the
+// Conversation State / History section.
 func TestStateFromRecordedConversation(t *testing.T) {
-	srv := serve(t, 200, "application/json", `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}]}`)
-	e := newEnv(t, middleware.WithOutput())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	rec := middleware.NewRecorder(middleware.WithOutput())
+	defer rec.Close()
+	client := rec.Client(nil)
 	ctx := middleware.WithTrace(context.Background(), "conv-9")
 	for _, q := range []string{"What is 2+2?", "And 3+3?", "Thanks"} {
 		body := `{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"` + q + `"}]}]}`
-		resp, err := post(t, e.client, ctx, srv.URL+"/v1/chat/completions", body)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		require.NoError(t, err)
+		resp, err := client.Do(req)
 		require.NoError(t, err)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	recs := e.rec.History().Trace("conv-9")
+	recs := rec.History().Trace("conv-9")
 	require.Len(t, recs, 3)
 	assert.Equal(t, "Four.", recs[0].Output, "stored with WithOutput")
 
-	state := middleware.StateFromRecords(recs, prompt.Retention{MaxMessages: 4})
+	state := prompt.StateFromRecords(recs, prompt.Retention{MaxMessages: 4})
 	a, err := prompt.Assemble(prompt.Spec{
 		ConversationState: &state,
 		Task:              []prompt.TaskAnnotation{{Instruction: "Answer."}},
@@ -45,11 +59,11 @@ func TestStateFromRecordsShapes(t *testing.T) {
 		{Args: []byte(`["a bare input string"]`), Outcome: record.Failure(record.ErrorServer)},
 		{Args: []byte(`[{"type":"function_call_output","output":"42"}]`), Outcome: record.Success("x")},
 	}
-	state := middleware.StateFromRecords(recs, prompt.Retention{})
+	state := prompt.StateFromRecords(recs, prompt.Retention{})
 	assert.Equal(t, "Recorded calls in this conversation: 3 (1 failed)", state.Summary)
 	require.Len(t, state.Transcript, 2)
 	assert.Equal(t, "gemini turn", state.Transcript[0].Content)
 	assert.Equal(t, "a bare input string", state.Transcript[1].Content)
 	assert.Equal(t, prompt.RenderBoth, state.RenderMode)
-	assert.Empty(t, middleware.StateFromRecords(nil, prompt.Retention{}).Summary)
+	assert.Empty(t, prompt.StateFromRecords(nil, prompt.Retention{}).Summary)
 }

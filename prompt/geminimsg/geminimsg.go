@@ -1,4 +1,11 @@
-package gemini
+// Package geminimsg maps assembled prompts and signature messages onto
+// genai contents (google.golang.org/genai).
+//
+// It is a package of its own so that only the programs that build prompts
+// for genai compile genai (and gRPC and cloud auth with it): the recorder
+// and the prompt package link no SDK. See package prompt for the assembler
+// and the adapters, and prompt/openaimsg for the go-openai mapping.
+package geminimsg
 
 import (
 	"strings"
@@ -9,18 +16,17 @@ import (
 )
 
 // PromptContents maps an assembled prompt onto a Gemini request, as the
-// prompt assembly framework v2 lays out for Google: the System Prompt and
-// the Assistant Identity as the system instruction, then one user content
-// of the Requesting User, Conversation State / History, Constraints, Task
-// and Input, in that order. system is nil when both are hidden. Put it in
-// GenerateContentConfig.SystemInstruction.
+// seven-section layout is laid out for Google: the System Prompt and the
+// Assistant Identity as the system instruction
+// ([prompt.Assembled.SystemText]), then one user content of the Requesting
+// User, Conversation State / History, Constraints, Task and Input, in that
+// order ([prompt.Assembled.UserText]). system is nil when both of its
+// sections are hidden. Put it in GenerateContentConfig.SystemInstruction.
 func PromptContents(a prompt.Assembled) (system *genai.Content, contents []*genai.Content) {
-	if s := joinSections(a.Sections.SystemPrompt, a.Sections.Identity); s != "" {
+	if s := a.SystemText(); s != "" {
 		system = genai.NewContentFromText(s, genai.RoleUser)
 	}
-	user := joinSections(a.Sections.RequestingUser, a.Sections.ConversationState,
-		a.Sections.Constraints, a.Sections.Task, a.Sections.Input)
-	return system, []*genai.Content{genai.NewContentFromText(user, genai.RoleUser)}
+	return system, []*genai.Content{genai.NewContentFromText(a.UserText(), genai.RoleUser)}
 }
 
 // SignatureContents maps the messages a signature adapter formatted onto
@@ -43,14 +49,4 @@ func SignatureContents(msgs []prompt.Message) (system *genai.Content, contents [
 		system = genai.NewContentFromText(strings.Join(sys, "\n\n"), genai.RoleUser)
 	}
 	return system, contents
-}
-
-func joinSections(sections ...string) string {
-	shown := sections[:0:0]
-	for _, s := range sections {
-		if s != "" {
-			shown = append(shown, s)
-		}
-	}
-	return strings.Join(shown, "\n\n")
 }

@@ -1,11 +1,10 @@
-package middleware
+package prompt
 
 import (
 	"encoding/json"
 	"strconv"
 	"strings"
 
-	"github.com/llmhistory/llmhistory/prompt"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -13,21 +12,21 @@ import (
 // prompt from recorded history: the records of one conversation (a
 // trace, from [record.Memory.Trace]), in order. Each record gives a user
 // turn, the last user message of its args, and an assistant turn, its
-// output when the recorder stored it ([WithOutput]). The retention bounds
+// output when the recorder stored it (middleware.WithOutput). The retention bounds
 // what the assembler renders, and it states the truncation; the summary
 // counts the calls and their failures.
-func StateFromRecords(recs []record.Record, retention prompt.Retention) prompt.ConversationState {
-	state := prompt.ConversationState{Retention: retention, RenderMode: prompt.RenderBoth}
+func StateFromRecords(recs []record.Record, retention Retention) ConversationState {
+	state := ConversationState{Retention: retention, RenderMode: RenderBoth}
 	failed := 0
 	for _, r := range recs {
 		if !r.Outcome.OK {
 			failed++
 		}
 		if text := lastUserText(r.Args); text != "" {
-			state.Transcript = append(state.Transcript, prompt.ConversationStateItem{Role: "user", Content: text, At: r.Timestamp})
+			state.Transcript = append(state.Transcript, ConversationStateItem{Role: "user", Content: text, At: r.Timestamp})
 		}
 		if r.Output != "" {
-			state.Transcript = append(state.Transcript, prompt.ConversationStateItem{Role: "assistant", Content: r.Output, At: r.Timestamp})
+			state.Transcript = append(state.Transcript, ConversationStateItem{Role: "assistant", Content: r.Output, At: r.Timestamp})
 		}
 	}
 	if len(recs) > 0 {
