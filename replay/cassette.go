@@ -39,6 +39,7 @@ type Cassette struct {
 	open     map[*recBody]*entry
 	errs     []error // interactions refused: secrets, hooks, size
 	dirty    bool    // new interactions not yet saved
+	discard  bool    // never save (ForTest, for a test that failed)
 	closed   bool
 
 	saveMu   sync.Mutex
@@ -600,7 +601,7 @@ func (c *Cassette) complete(e *entry, it Interaction) error {
 	n := c.cfg.normalize(&it.Request)
 	c.mu.Lock()
 	e.it, e.norm, e.state = it, n, ready
-	c.dirty = true
+	c.dirty = !c.discard
 	c.mu.Unlock()
 	return nil
 }
@@ -684,7 +685,7 @@ func (c *Cassette) save() (refused []error, err error) {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
 	c.mu.Lock()
-	if !c.dirty {
+	if !c.dirty || c.discard {
 		c.mu.Unlock()
 		return nil, nil
 	}
