@@ -204,8 +204,11 @@ func (b *recBody) Close() error {
 		b.drain()
 		b.readMu.Unlock()
 	}
+	// End before closing: a Read that fails because of this Close is not
+	// a read error of the provider's.
+	ferr := b.end(EndClosed, nil)
 	err := b.rc.Close()
-	if ferr := b.end(EndClosed, nil); ferr != nil {
+	if ferr != nil {
 		return ferr
 	}
 	return err

@@ -482,7 +482,11 @@ func (c *Cassette) record(req, send *http.Request, got Request, next http.RoundT
 		}
 	}
 	c.mu.Lock()
-	c.literals = append(c.literals, lits...)
+	for _, l := range lits { // the same key on every request: keep it once
+		if !slices.ContainsFunc(c.literals, func(k literal) bool { return k.value == l.value }) {
+			c.literals = append(c.literals, l)
+		}
+	}
 	all := slices.Clone(c.literals)
 	c.mu.Unlock()
 	if serr := checkSecrets(&Interaction{Request: stored}, all); serr != nil {

@@ -17,6 +17,14 @@ import (
 	"github.com/llmhistory/llmhistory/replay"
 )
 
+// TestMain clears LLMHISTORY_REPLAY: these tests are about the mechanism,
+// and must pass while someone re-records the cassettes of other packages
+// with LLMHISTORY_REPLAY=record go test ./...
+func TestMain(m *testing.M) {
+	os.Unsetenv(replay.EnvMode)
+	os.Exit(m.Run())
+}
+
 // reply is one scripted answer of a fake provider.
 type reply struct {
 	status int
