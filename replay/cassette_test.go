@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"net/http"
@@ -451,4 +450,15 @@ func TestReplayedBodiesEndWithTheContext(t *testing.T) {
 	assert.ErrorContains(t, err, "read on closed response body")
 }
 
-var _ = errors.New
+func TestABodyOverTheLimitIsNotRecorded(t *testing.T) {
+	path := cassettePath(t)
+	srv := newFake(t, reply{body: []byte(`{"big":"0123456789abcdef"}`)})
+	c := open(t, path, replay.WithMode(replay.ModeRecord), replay.WithMaxBody(10))
+	resp := post(t, c.Client(), srv.URL()+"/a", `{}`)
+	got, err := io.ReadAll(resp.Body)
+	assert.Equal(t, `{"big":"0123456789abcdef"}`, string(got), "the caller still gets it all")
+	assert.ErrorContains(t, err, "larger than 10 bytes")
+	assert.ErrorContains(t, c.Close(), "larger than 10 bytes")
+	_, err = os.Stat(path)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
