@@ -52,7 +52,7 @@ type attempt struct {
 	ended   atomic.Bool
 
 	parsed bool
-	prov   providers.Provider
+	prov   providers.Provider // the provider that matched the request, once matched
 	call   providers.Call
 }
 
@@ -358,7 +358,15 @@ func (a *attempt) parse() {
 			}
 		}()
 		var ok bool
-		if a.prov, a.call, ok = providers.Match(r.cfg.providers, &preq); !ok {
+		if a.prov != nil {
+			// Matched already, by the preview: asked once.
+			if a.call, ok = a.prov.ParseRequest(&preq); ok && a.call.Provider == "" {
+				a.call.Provider = a.prov.Name()
+			}
+		} else {
+			a.prov, a.call, ok = providers.Match(r.cfg.providers, &preq)
+		}
+		if !ok {
 			a.prov = generic.Provider{}
 			a.call, _ = a.prov.ParseRequest(&preq)
 		}

@@ -147,3 +147,11 @@ func checkGoroutines(t *testing.T) {
 		}
 	})
 }
+
+// serveFunc returns a test server running h.
+func serveFunc(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}

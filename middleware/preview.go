@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -10,14 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
-
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/llmhistory/llmhistory/providers"
-	"github.com/llmhistory/llmhistory/providers/gemini"
-	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -51,11 +44,14 @@ const (
 // latest ones (at most latest, clamped to 1..3; zero or less means 3).
 // Calls without a trace see the records made without one.
 //
-// An OpenAI chat completion gets a system message inserted first in its
-// messages, a Responses API call its instructions (appended after two
-// newlines when it has some), a Gemini generateContent or
-// streamGenerateContent call a part in its systemInstruction (added when
-// absent). Every other byte of the body is sent as it was; the record of
+// Where the guidance goes is the request's provider's to say
+// (providers.GuidanceEditor, asked of the built-in providers and of those
+// given with WithProviders): an OpenAI chat completion gets a system
+// message inserted first in its messages, a Responses API call its
+// instructions (appended after two newlines when it has some), a Gemini
+// generateContent or streamGenerateContent call a part in its
+// systemInstruction (added when absent), an Anthropic Messages call its
+// system prompt (a string appended to, a block added). Every other byte of the body is sent as it was; the record of
 // the call holds what was sent, and history_guidance is true. Anything
 // else passes untouched: other endpoints, bodies that are not JSON of the
 // expected shape, encoded, longer than the capture cap (WithMaxBody), or
@@ -69,25 +65,17 @@ func WithHistoryPreview(latest int) Option {
 	return func(c *config) { c.previewLatest = latest }
 }
 
-// previewAPI says where an API takes system guidance.
-type previewAPI int
-
-const (
-	apiNone         previewAPI = iota
-	apiOpenAIChat              // a system message first in "messages"
-	apiOpenAIRespns            // "instructions"
-	apiGemini                  // a part of "systemInstruction"
-)
-
 // addPreview edits the body of out, the clone the recorder sends, to
-// carry the guidance and the preview. On any doubt it leaves out as it is.
+// carry the guidance and the preview. The request's provider does the edit
+// (providers.GuidanceEditor): it alone knows where its API takes system
+// guidance. On any doubt it leaves out as it is.
 func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 	defer r.recovered("adding the history preview")
 	if !c.whole || len(c.buf) == 0 || !jsonRequest(req.Header) {
 		return
 	}
-	api := r.previewTarget(a)
-	if api == apiNone {
+	ed := r.guidanceEditor(a)
+	if ed == nil {
 		return
 	}
 	if r.tracePending(a.trace, 0) {
@@ -95,8 +83,10 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 		// history yet (an agent's previous step, usually): let it in.
 		r.work.waitUpTo(settleWait)
 	}
-	edited, ok := editBody(api, c.buf, r.previewText(a.trace))
-	if !ok || len(edited) > r.cfg.maxReq {
+	// The body as the caller's SDK wrote it, not a redacted copy: it is
+	// what will be sent.
+	edited, ok := ed.AddGuidance(&providers.Request{Method: a.method, URL: safeURL(&a.url, a.secrets), Header: a.header, Body: c.buf}, r.previewText(a.trace))
+	if !ok || len(edited) == 0 || len(edited) > r.cfg.maxReq {
 		return
 	}
 
@@ -119,6 +109,21 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 		c.pooled = nil
 	}
 	a.reqBody, a.pooled, a.guided = edited, nil, true
+}
+
+// guidanceEditor matches the request to its provider, as the record will:
+// by method, URL and headers, in the recorder's order. The match is kept
+// for the record's parse, so a request is matched once. It returns the
+// provider's GuidanceEditor, or nil when the provider takes no guidance.
+func (r *Recorder) guidanceEditor(a *attempt) providers.GuidanceEditor {
+	u := a.url
+	p, _, ok := providers.Match(r.cfg.providers, &providers.Request{Method: a.method, URL: &u, Header: a.header})
+	if !ok {
+		return nil
+	}
+	a.prov = p
+	ed, _ := p.(providers.GuidanceEditor)
+	return ed
 }
 
 // keyPending adds delta to the count of attempts under key that have ended
@@ -162,34 +167,6 @@ func jsonRequest(h http.Header) bool {
 	}
 	ct := h.Get("Content-Type")
 	return ct == "" || strings.Contains(strings.ToLower(ct), "json")
-}
-
-// previewTarget asks the recorder's providers, in the recorder's order,
-// which one owns the request's URL, as they will for the record. Only the
-// built-in OpenAI and Gemini providers' generation endpoints take the
-// preview; a provider of your own that claims the URL first keeps it
-// untouched, since its wire format is unknown here.
-func (r *Recorder) previewTarget(a *attempt) previewAPI {
-	u := a.url
-	p, call, ok := providers.Match(r.cfg.providers, &providers.Request{Method: a.method, URL: &u, Header: a.header})
-	if !ok {
-		return apiNone
-	}
-	switch p.(type) {
-	case openai.Provider:
-		switch call.MethodName {
-		case openai.MethodChat:
-			return apiOpenAIChat
-		case openai.MethodResponses:
-			return apiOpenAIRespns
-		}
-	case gemini.Provider:
-		switch call.MethodName {
-		case gemini.MethodGenerateContent, gemini.MethodStreamGenerateContent:
-			return apiGemini
-		}
-	}
-	return apiNone
 }
 
 // previewText is the guidance followed by the preview of a trace:
@@ -301,142 +278,3 @@ func clipLine(s string, max int) string {
 	}
 	return strings.ToValidUTF8(s[:i], "") + mark
 }
-
-// editBody returns body with text added where api takes system guidance,
-// and whether it did. The edit is one insertion: every byte of body is
-// kept, in order. A body that is not a JSON object of the expected shape
-// is returned as it is, with false. body itself is never modified.
-func editBody(api previewAPI, body []byte, text string) ([]byte, bool) {
-	// sjson rewrites the bytes around a top-level object (it drops
-	// whitespace before and after it): edit the object alone.
-	start, end := trimSpace(body)
-	obj := body[start:end]
-	if len(obj) < 2 || obj[0] != '{' || !gjson.ValidBytes(obj) {
-		return body, false
-	}
-	var edited []byte
-	switch api {
-	case apiOpenAIChat:
-		edited = insertSystemMessage(obj, text)
-	case apiOpenAIRespns:
-		edited = addInstructions(obj, text)
-	case apiGemini:
-		edited = addSystemPart(obj, text)
-	}
-	if edited == nil {
-		return body, false
-	}
-	if start == 0 && end == len(body) {
-		return edited, true // a fresh slice already: the usual case
-	}
-	out := make([]byte, 0, start+len(edited)+len(body)-end)
-	out = append(out, body[:start]...)
-	out = append(out, edited...)
-	return append(out, body[end:]...), true
-}
-
-// insertSystemMessage puts a system message first in "messages". sjson
-// can only append to an array, and the guidance must come before the
-// conversation: splice it in after the bracket.
-func insertSystemMessage(obj []byte, text string) []byte {
-	msgs := get(obj, "messages")
-	if !msgs.IsArray() || msgs.Index <= 0 {
-		return nil
-	}
-	msg := marshalText(`{"role":"system","content":`, text, `}`)
-	at := msgs.Index + 1 // just after '['
-	if first := bytes.TrimLeft(obj[at:msgs.Index+len(msgs.Raw)], " \t\r\n"); first[0] != ']' {
-		msg = append(msg, ',')
-	}
-	return splice(obj, at, msg)
-}
-
-// addInstructions sets a Responses API call's instructions, or appends the
-// guidance to them after a blank line.
-func addInstructions(obj []byte, text string) []byte {
-	in := get(obj, "instructions")
-	switch {
-	case !in.Exists():
-		out, err := sjson.SetRawBytes(obj, "instructions", marshalText("", text, ""))
-		if err != nil {
-			return nil
-		}
-		return out
-	case in.Type == gjson.String && in.Index > 0:
-		// Inside the string, before its closing quote: the caller's
-		// instructions keep their bytes, escapes included.
-		q := marshalText("", "\n\n"+text, "")
-		return splice(obj, in.Index+len(in.Raw)-1, q[1:len(q)-1])
-	}
-	return nil // null or not a string: not ours to rewrite
-}
-
-// addSystemPart appends a text part to the systemInstruction (or its
-// snake_case spelling), or adds one.
-func addSystemPart(obj []byte, text string) []byte {
-	if !get(obj, "contents").IsArray() {
-		return nil
-	}
-	key := "systemInstruction"
-	si := get(obj, key)
-	if snake := get(obj, "system_instruction"); snake.Exists() {
-		if si.Exists() {
-			return nil // both: which one the server reads is not ours to guess
-		}
-		key, si = "system_instruction", snake
-	}
-	part := marshalText(`{"text":`, text, `}`)
-	var out []byte
-	var err error
-	switch {
-	case !si.Exists():
-		out, err = sjson.SetRawBytes(obj, key, append(append([]byte(`{"parts":[`), part...), ']', '}'))
-	case si.IsObject() && si.Get("parts").IsArray():
-		out, err = sjson.SetRawBytes(obj, key+".parts.-1", part)
-	case si.IsObject() && !si.Get("parts").Exists():
-		out, err = sjson.SetRawBytes(obj, key+".parts", append(append([]byte{'['}, part...), ']'))
-	default:
-		return nil
-	}
-	if err != nil {
-		return nil
-	}
-	return out
-}
-
-// get looks path up in b without copying it: b does not change while the
-// result is in use, and nothing taken from it is kept.
-func get(b []byte, path string) gjson.Result {
-	return gjson.Get(unsafe.String(unsafe.SliceData(b), len(b)), path)
-}
-
-// marshalText returns prefix, text as a JSON string, suffix.
-func marshalText(prefix, text, suffix string) []byte {
-	q, _ := json.Marshal(text) // a string always marshals
-	out := make([]byte, 0, len(prefix)+len(q)+len(suffix)+1)
-	out = append(out, prefix...)
-	out = append(out, q...)
-	return append(out, suffix...)
-}
-
-// splice returns a copy of b with ins inserted at i.
-func splice(b []byte, i int, ins []byte) []byte {
-	out := make([]byte, 0, len(b)+len(ins))
-	out = append(out, b[:i]...)
-	out = append(out, ins...)
-	return append(out, b[i:]...)
-}
-
-// trimSpace returns the bounds of b without JSON whitespace around it.
-func trimSpace(b []byte) (start, end int) {
-	end = len(b)
-	for start < end && isSpace(b[start]) {
-		start++
-	}
-	for end > start && isSpace(b[end-1]) {
-		end--
-	}
-	return start, end
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

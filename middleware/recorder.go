@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/anthropic"
 	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/providers/generic"
 	"github.com/llmhistory/llmhistory/providers/openai"
@@ -20,7 +21,7 @@ import (
 
 // builtinProviders are asked after the ones given with WithProviders; the
 // generic provider recognizes everything, so it comes last.
-var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, generic.Provider{}}
+var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, anthropic.Provider{}, generic.Provider{}}
 
 // Recorder turns every call through its middleware into one history
 // record. It is safe for concurrent use; share one across clients.

@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
-
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -33,25 +31,7 @@ func (Provider) AddGuidance(req *providers.Request, text string) ([]byte, bool) 
 	if method, _, _ := endpoint(req.URL.Path); method != MethodCreate {
 		return nil, false
 	}
-	body := req.Body
-	// sjson rewrites the bytes around a top-level object (it drops the
-	// whitespace before and after it): edit the object alone.
-	start, end := trimSpace(body)
-	obj := body[start:end]
-	if len(obj) < 2 || obj[0] != '{' || !gjson.ValidBytes(obj) {
-		return nil, false
-	}
-	edited := addSystem(obj, text)
-	if edited == nil {
-		return nil, false
-	}
-	if start == 0 && end == len(body) {
-		return edited, true // a fresh slice already: the usual case
-	}
-	out := make([]byte, 0, start+len(edited)+len(body)-end)
-	out = append(out, body[:start]...)
-	out = append(out, edited...)
-	return append(out, body[end:]...), true
+	return providers.EditObject(req.Body, func(obj []byte) []byte { return addSystem(obj, text) })
 }
 
 // addSystem returns a copy of obj with text in its system prompt, or nil.
@@ -63,21 +43,15 @@ func addSystem(obj []byte, text string) []byte {
 	sys := root.Get("system")
 	switch {
 	case !sys.Exists():
-		out, err := sjson.SetRawBytes(obj, "system", marshalText("", text, ""))
+		out, err := sjson.SetRawBytes(obj, "system", providers.JSONText("", text, ""))
 		if err != nil {
 			return nil
 		}
 		return out
-	case sys.Type == gjson.String && sys.Index > 0:
-		// Inside the string, before its closing quote.
-		add := text
-		if sys.Raw != `""` {
-			add = "\n\n" + text
-		}
-		q := marshalText("", add, "")
-		return splice(obj, sys.Index+len(sys.Raw)-1, q[1:len(q)-1])
+	case sys.Type == gjson.String:
+		return providers.AppendToString(obj, sys, "\n\n", text)
 	case sys.IsArray():
-		out, err := sjson.SetRawBytes(obj, "system.-1", marshalText(`{"type":"text","text":`, text, `}`))
+		out, err := sjson.SetRawBytes(obj, "system.-1", providers.JSONText(`{"type":"text","text":`, text, `}`))
 		if err != nil {
 			return nil
 		}
@@ -85,34 +59,3 @@ func addSystem(obj []byte, text string) []byte {
 	}
 	return nil // null, a number, an object: not ours to rewrite
 }
-
-// marshalText returns prefix, text as a JSON string, suffix.
-func marshalText(prefix, text, suffix string) []byte {
-	q, _ := json.Marshal(text) // a string always marshals
-	out := make([]byte, 0, len(prefix)+len(q)+len(suffix))
-	out = append(out, prefix...)
-	out = append(out, q...)
-	return append(out, suffix...)
-}
-
-// splice returns a copy of b with ins inserted at i.
-func splice(b []byte, i int, ins []byte) []byte {
-	out := make([]byte, 0, len(b)+len(ins))
-	out = append(out, b[:i]...)
-	out = append(out, ins...)
-	return append(out, b[i:]...)
-}
-
-// trimSpace returns the bounds of b without JSON whitespace around it.
-func trimSpace(b []byte) (start, end int) {
-	end = len(b)
-	for start < end && isSpace(b[start]) {
-		start++
-	}
-	for end > start && isSpace(b[end-1]) {
-		end--
-	}
-	return start, end
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

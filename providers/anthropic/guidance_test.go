@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/llmhistory/llmhistory/internal/edittest"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
 )
@@ -16,18 +16,8 @@ import (
 // inserted returns the bytes out has beyond orig when out is orig with one
 // contiguous insertion, and whether it is.
 func inserted(orig, out []byte) (string, bool) {
-	if len(out) < len(orig) {
-		return "", false
-	}
-	i := 0
-	for i < len(orig) && orig[i] == out[i] {
-		i++
-	}
-	n := len(out) - len(orig)
-	if !bytes.Equal(out[i+n:], orig[i:]) {
-		return "", false
-	}
-	return string(out[i : i+n]), true
+	ins, ok := edittest.Insertion(orig, out)
+	return string(ins), ok
 }
 
 func TestAddGuidance(t *testing.T) {
