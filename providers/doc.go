@@ -3,18 +3,40 @@
 // provider-neutral shapes it speaks in ([Request], [Call], [Response],
 // [Result]).
 //
-// The OpenAI and Gemini parsers live in the subpackages providers/openai and
-// providers/gemini; providers/generic records any other HTTP endpoint. This
-// package also holds what they share: a scanner for server-sent events
-// ([ScanSSE]), the speaker rule ([SpeakerForRole]) and a generic reading of
-// JSON error bodies ([ClassifyError]).
+// Each wire format is one package: providers/openai, providers/gemini and
+// providers/anthropic; providers/generic records any other HTTP endpoint.
+// This package holds what they share, so that each fact is written once:
+// a scanner for server-sent events ([ScanSSE], [FrameStart]), the speaker
+// rule ([SpeakerForRole]), a generic reading of JSON error bodies
+// ([ClassifyError]), the one reading of token usage in every provider's
+// shape ([UsageReader]), what a body that is not whole means
+// ([Undecodable], [Unfinished], [LastValue]), and the edit helpers of
+// request bodies ([EditObject], [JSONText], [Splice], [AppendToString]).
+// It imports record, gjson and sjson, and never an SDK: the recording path
+// stays small.
 //
 // # Writing a provider
 //
-// A provider recognizes a request by its URL and body, names the call
-// (MethodName), and puts what was asked into Args (a JSON array) and Kwargs
-// (a JSON object). Given the response, it fills a [record.Outcome] using the
-// error taxonomy of package record, so that every provider's failures mean
-// the same thing. Providers never decode a large body into structs: they
-// read the fields they need from the captured bytes.
+// A provider recognizes a request by its method, URL and headers (the
+// recorder may ask before it has the body, to match a request once), names
+// the call (MethodName), and, given the body, puts what was asked into Args
+// (a JSON array) and Kwargs (a JSON object). Given the response, it fills a
+// [record.Outcome] using the error taxonomy of package record, so that
+// every provider's failures mean the same thing, and the usage through
+// [UsageReader], so that every provider's tokens mean the same thing.
+// Providers never decode a large body into structs: they read the fields
+// they need from the captured bytes.
+//
+// A stream has an end that says it is whole (a [DONE], a finish reason, a
+// message_stop); one read to EOF without it is [Unfinished]. A 2xx that
+// should be JSON and is not is [Undecodable]. A body longer than the
+// capture keeps its head and its tail: read the tail from [FrameStart]
+// (streams) or with [LastValue] (documents).
+//
+// Everything a provider knows about its wire format lives in its package,
+// including where its API takes system guidance: implement
+// [GuidanceEditor], and the recorder's history preview
+// (middleware.WithHistoryPreview) works for your provider too, whether
+// built in or given with middleware.WithProviders. Nothing in middleware
+// names a provider but the list of built-in ones.
 package providers

@@ -93,7 +93,7 @@ type message struct {
 	refusal  string // what stop_details says of a refusal
 	text     strings.Builder
 	calls    []providers.ToolCall
-	usage    usage
+	usage    providers.UsageReader // a field a later event carries replaces the earlier value
 	finished bool
 	failed   bool
 	errType  string
@@ -132,7 +132,7 @@ func (m *message) object(root gjson.Result, raw []byte) {
 		m.block(b)
 		return true
 	})
-	m.usage.read(usage)
+	m.usage.Read(usage)
 }
 
 // block reads one content block of a whole Message. Thinking and
@@ -168,7 +168,7 @@ func (m *message) block(b gjson.Result) {
 // occurrence of each key is the top level's, which ends the body.
 func (m *message) tail(b []byte) {
 	if v := lastValue(b, `"usage"`); len(v) > 0 && v[0] == '{' {
-		m.usage.read(wire.Parse(v))
+		m.usage.Read(wire.Parse(v))
 	}
 	if v := lastValue(b, `"stop_reason"`); len(v) > 0 && v[0] == '"' {
 		m.reason, m.finished = wire.Parse(v).String(), true
@@ -243,7 +243,7 @@ func (m *message) result() providers.Result {
 	res := providers.Result{
 		Outcome:   record.Success(m.class),
 		Model:     m.model,
-		Usage:     m.usage.record(),
+		Usage:     m.usage.Usage(),
 		Output:    m.text.String(),
 		ToolCalls: m.calls,
 		Finished:  m.finished,
@@ -281,65 +281,6 @@ func stopDetails(v gjson.Result) string {
 		return explanation.String()
 	}
 	return ""
-}
-
-// usage holds Anthropic's counts as sent. A stream reports them in
-// message_start and again, cumulatively, in each message_delta: a field a
-// later event carries replaces the earlier value, never adds to it.
-type usage struct {
-	input, output, cacheRead, cacheWrite, cacheWrite1h, thinking int
-	seen                                                         bool
-}
-
-// read takes the fields u carries; absent and null ones keep their value.
-func (u *usage) read(v gjson.Result) {
-	if !v.IsObject() {
-		return
-	}
-	u.seen = true
-	set := func(dst *int, n gjson.Result) {
-		if n.Type == gjson.Number {
-			*dst = int(n.Int())
-		}
-	}
-	v.ForEach(func(k, n gjson.Result) bool {
-		switch k.String() {
-		case "input_tokens":
-			set(&u.input, n)
-		case "output_tokens":
-			set(&u.output, n)
-		case "cache_read_input_tokens":
-			set(&u.cacheRead, n)
-		case "cache_creation_input_tokens":
-			set(&u.cacheWrite, n)
-		case "cache_creation":
-			set(&u.cacheWrite1h, n.Get("ephemeral_1h_input_tokens"))
-		case "output_tokens_details":
-			set(&u.thinking, n.Get("thinking_tokens"))
-		}
-		return true
-	})
-}
-
-// record maps the counts onto the one meaning of [record.Usage].
-// Anthropic's input_tokens leaves out the tokens read from and written to
-// the prompt cache; the record's InputTokens is every token of the prompt.
-// output_tokens already counts thinking; thinking_tokens, when the API
-// reports it apart, is the reasoning part of it.
-func (u *usage) record() *record.Usage {
-	if !u.seen {
-		return nil
-	}
-	in := u.input + u.cacheRead + u.cacheWrite
-	return &record.Usage{
-		InputTokens:        in,
-		OutputTokens:       u.output,
-		TotalTokens:        in + u.output,
-		CachedTokens:       u.cacheRead,
-		CacheWriteTokens:   u.cacheWrite,
-		CacheWrite1hTokens: u.cacheWrite1h,
-		ReasoningTokens:    u.thinking,
-	}
 }
 
 // writeText appends s to b, growing b by doubling: Grow doubles where

@@ -132,7 +132,7 @@ func (s *stream) event(name string, root gjson.Result, data []byte) {
 			}
 			return true
 		})
-		s.m.usage.read(usage)
+		s.m.usage.Read(usage)
 	case "message_stop":
 		s.stopped = true
 	case "error":
@@ -148,7 +148,7 @@ func (s *stream) messageStart(msg gjson.Result) {
 		case "model":
 			s.m.model = v.String()
 		case "usage":
-			s.m.usage.read(v)
+			s.m.usage.Read(v)
 		}
 		return true
 	})

@@ -245,7 +245,7 @@ func TestParseResponseThinkingFunctionCall(t *testing.T) {
 	res := gemini.Provider{}.ParseResponse(generateCall, response(200, testdata(t, "gemini_generate_response_thinking_functioncall.json")))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "38CHaLjMG6TujrEPtvTiuQk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-pro", res.Model)
-	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 8, TotalTokens: 547, ReasoningTokens: 501}, res.Usage, "547 = 38 + 8 + 501")
+	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501}, res.Usage, "output counts the thoughts: 509 = 8 candidates + 501 thoughts; 547 = 38 + 509")
 	assert.Empty(t, res.Output, "the thought summary is not output")
 	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
 	assert.True(t, res.Finished)
@@ -264,7 +264,7 @@ func TestParseStreamThinkingFunctionCall(t *testing.T) {
 	res := gemini.Provider{}.ParseResponse(streamCall, streamResponse(testdata(t, "gemini_stream_thinking_functioncall.sse")))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "48SHaPHpHKbG-8YPtZCawAk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-flash", res.Model)
-	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 6, TotalTokens: 212, ReasoningTokens: 168}, res.Usage)
+	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168}, res.Usage)
 	assert.Empty(t, res.Output, "two thought chunks, no text")
 	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
 	assert.True(t, res.Finished)
@@ -499,7 +499,7 @@ func TestParseResponseUnreadable(t *testing.T) {
 func TestTotalIsSummedWhenAbsent(t *testing.T) {
 	res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(
 		`{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2,"thoughtsTokenCount":5,"cachedContentTokenCount":8}}`)))
-	assert.Equal(t, &record.Usage{InputTokens: 10, OutputTokens: 2, ReasoningTokens: 5, CachedTokens: 8, TotalTokens: 17}, res.Usage)
+	assert.Equal(t, &record.Usage{InputTokens: 10, OutputTokens: 7, ReasoningTokens: 5, CachedTokens: 8, TotalTokens: 17}, res.Usage)
 }
 
 func TestTruncatedStreamKeepsTheFinalUsage(t *testing.T) {

@@ -153,8 +153,7 @@ type assembler struct {
 	class    string
 	res      providers.Result
 	text     []byte // the first candidate's text, thoughts left out
-	usage    record.Usage
-	hasUsage bool
+	usage    providers.UsageReader // cumulative in a stream: the last counts
 	reason   string // the first candidate's finish reason
 	block    string // the prompt feedback's block reason
 	blockMsg string
@@ -210,10 +209,7 @@ func (a *assembler) chunk(root gjson.Result, raw []byte) {
 		a.fail(errObj, raw)
 		return
 	}
-	if usage.IsObject() {
-		// Cumulative in a stream: the last one counts.
-		a.usage, a.hasUsage = readUsage(usage), true
-	}
+	a.usage.Read(usage)
 	if feedback.IsObject() {
 		feedback.ForEach(func(k, v gjson.Result) bool {
 			switch k.String() {
@@ -322,7 +318,7 @@ func (a *assembler) fail(errObj gjson.Result, raw []byte) {
 // occurrence of each key is the top level's, which ends the body.
 func (a *assembler) tail(b []byte) {
 	if v := providers.LastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
-		a.usage, a.hasUsage = readUsage(wire.Parse(v)), true
+		a.usage.Read(wire.Parse(v))
 	}
 	if v := providers.LastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
 		a.res.Model = wire.Parse(v).String()
@@ -341,10 +337,7 @@ func (a *assembler) tail(b []byte) {
 func (a *assembler) result() providers.Result {
 	res := a.res
 	res.Finished = a.finished
-	if a.hasUsage {
-		u := a.usage
-		res.Usage = &u
-	}
+	res.Usage = a.usage.Usage()
 	if len(a.text) > 0 {
 		res.Output = string(a.text)
 	}
@@ -369,32 +362,3 @@ func (a *assembler) result() providers.Result {
 	return res
 }
 
-// readUsage reads usageMetadata. The total includes thought tokens (and
-// the tokens of tool results); when a response leaves it out, it is the
-// sum of the parts.
-func readUsage(u gjson.Result) record.Usage {
-	var out record.Usage
-	var toolUse int
-	hasTotal := false
-	u.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "promptTokenCount":
-			out.InputTokens = int(v.Int())
-		case "candidatesTokenCount":
-			out.OutputTokens = int(v.Int())
-		case "thoughtsTokenCount":
-			out.ReasoningTokens = int(v.Int())
-		case "cachedContentTokenCount":
-			out.CachedTokens = int(v.Int())
-		case "toolUsePromptTokenCount":
-			toolUse = int(v.Int())
-		case "totalTokenCount":
-			out.TotalTokens, hasTotal = int(v.Int()), true
-		}
-		return true
-	})
-	if !hasTotal {
-		out.TotalTokens = out.InputTokens + out.OutputTokens + out.ReasoningTokens + toolUse
-	}
-	return out
-}

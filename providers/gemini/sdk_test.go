@@ -133,7 +133,7 @@ func TestGenaiFunctionResponseTurn(t *testing.T) {
 	assert.Equal(t, record.SpeakerTool, r.Speaker, "the last turn is a function response")
 	assert.Equal(t, "gemini-2.5-pro", r.Model)
 	assert.Equal(t, "38CHaLjMG6TujrEPtvTiuQk", r.Outcome.ResponseID)
-	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 8, TotalTokens: 547, ReasoningTokens: 501}, r.Usage)
+	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501}, r.Usage)
 	assert.JSONEq(t, `{"model":"gemini-2.5-pro","tools":["now"]}`, string(r.Kwargs))
 }
 
@@ -159,7 +159,7 @@ func TestGenaiStream(t *testing.T) {
 		chunks                  int
 	}{
 		{"gemini_stream.sse", "gemini-2.0-flash", "", record.Usage{InputTokens: 7, OutputTokens: 10, TotalTokens: 17}, 3},
-		{"gemini_stream_thinking_functioncall.sse", "gemini-2.5-flash", "48SHaPHpHKbG-8YPtZCawAk", record.Usage{InputTokens: 38, OutputTokens: 6, TotalTokens: 212, ReasoningTokens: 168}, 3},
+		{"gemini_stream_thinking_functioncall.sse", "gemini-2.5-flash", "48SHaPHpHKbG-8YPtZCawAk", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168}, 3},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			srv, server := serveFile(t, 200, tt.file, "text/event-stream")

@@ -191,19 +191,19 @@ func topFields(root gjson.Result) fields {
 			if !f.id.Exists() && v.Type == gjson.String {
 				f.id = v
 			}
-		case "usage":
-			if v.IsObject() {
-				f.usage = openaiUsage(v)
-			}
-		case "usageMetadata":
-			if v.IsObject() {
-				f.usage = geminiUsage(v)
-			}
+		case "usage", "usageMetadata":
+			var u providers.UsageReader // every provider's shape, one meaning
+			u.Read(v)
+			f.usage = u.Usage()
 		}
 		return true
 	})
 	return f
 }
+
+// usageMark is in the names of both usage fields, "usage" and
+// "usageMetadata".
+var usageMark = []byte(`sage`)
 
 func parseStream(resp *providers.Response) providers.Result {
 	res := providers.Result{Outcome: record.Success("stream")}
@@ -214,9 +214,11 @@ func parseStream(resp *providers.Response) providers.Result {
 				res.Finished = true
 				return true
 			}
-			// Only the first event (model, id) and those with usage are read:
-			// the rest are deltas this provider does not assemble.
-			wanted := res.Model == "" || bytes.Contains(data, []byte(`sage`))
+			// Read: the first event, for the model and id, and the events
+			// that carry usage (OpenAI's "usage", Gemini's "usageMetadata",
+			// both hold the bytes "sage"). The others are deltas this
+			// provider does not assemble, and are skipped unparsed.
+			wanted := res.Model == "" || bytes.Contains(data, usageMark)
 			if !wanted || len(data) == 0 || !record.ValidJSON(data) {
 				return true
 			}
@@ -240,33 +242,4 @@ func parseStream(resp *providers.Response) providers.Result {
 		}
 	}
 	return res
-}
-
-// openaiUsage reads OpenAI chat (prompt/completion) and Responses API
-// (input/output) usage.
-func openaiUsage(u gjson.Result) *record.Usage {
-	in := u.Get("prompt_tokens")
-	if !in.Exists() {
-		in = u.Get("input_tokens")
-	}
-	out := u.Get("completion_tokens")
-	if !out.Exists() {
-		out = u.Get("output_tokens")
-	}
-	return &record.Usage{
-		InputTokens:  int(in.Int()),
-		OutputTokens: int(out.Int()),
-		TotalTokens:  int(u.Get("total_tokens").Int()),
-	}
-}
-
-// geminiUsage reads Gemini's usageMetadata.
-func geminiUsage(u gjson.Result) *record.Usage {
-	return &record.Usage{
-		InputTokens:     int(u.Get("promptTokenCount").Int()),
-		OutputTokens:    int(u.Get("candidatesTokenCount").Int()),
-		TotalTokens:     int(u.Get("totalTokenCount").Int()),
-		CachedTokens:    int(u.Get("cachedContentTokenCount").Int()),
-		ReasoningTokens: int(u.Get("thoughtsTokenCount").Int()),
-	}
 }

@@ -87,8 +87,12 @@ func TestParseResponse(t *testing.T) {
 
 	res = p.ParseResponse(call, response(200, "application/json", `{"candidates":[],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2,"totalTokenCount":9,"thoughtsTokenCount":2},"modelVersion":"g"}`))
 	assert.Equal(t, "json", res.Outcome.ValueClass)
-	assert.Equal(t, &record.Usage{InputTokens: 5, OutputTokens: 2, TotalTokens: 9, ReasoningTokens: 2}, res.Usage)
+	assert.Equal(t, &record.Usage{InputTokens: 5, OutputTokens: 4, TotalTokens: 9, ReasoningTokens: 2}, res.Usage, "output counts the thoughts")
 	assert.Equal(t, "g", res.Model)
+
+	// Cached and reasoning tokens are kept, as the named providers keep them.
+	res = p.ParseResponse(call, response(200, "application/json", `{"id":"x","usage":{"prompt_tokens":100,"completion_tokens":30,"total_tokens":130,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":20}}}`))
+	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 30, TotalTokens: 130, CachedTokens: 64, ReasoningTokens: 20}, res.Usage)
 
 	res = p.ParseResponse(call, response(200, "text/plain", `hello`))
 	assert.Equal(t, "text", res.Outcome.ValueClass)

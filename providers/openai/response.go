@@ -154,31 +154,13 @@ func valueClass(method string) string {
 }
 
 // readUsage reads chat (prompt/completion) and Responses API (input/output)
-// token counts, with their cached and reasoning details.
+// token counts, with their cached and reasoning details, in the one
+// meaning of record.Usage. null (every stream chunk's but the last) gives
+// nil.
 func readUsage(u gjson.Result) *record.Usage {
-	if !u.IsObject() {
-		return nil // absent, or null on every stream chunk but the last
-	}
-	var out record.Usage
-	u.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "prompt_tokens", "input_tokens":
-			out.InputTokens = int(v.Int())
-		case "completion_tokens", "output_tokens":
-			out.OutputTokens = int(v.Int())
-		case "total_tokens":
-			out.TotalTokens = int(v.Int())
-		case "prompt_tokens_details", "input_tokens_details":
-			out.CachedTokens = int(v.Get("cached_tokens").Int())
-		case "completion_tokens_details", "output_tokens_details":
-			out.ReasoningTokens = int(v.Get("reasoning_tokens").Int())
-		}
-		return true
-	})
-	if out.TotalTokens == 0 {
-		out.TotalTokens = out.InputTokens + out.OutputTokens
-	}
-	return &out
+	var r providers.UsageReader
+	r.Read(u)
+	return r.Usage()
 }
 
 // choiceSet assembles the choices of a completion (or of its stream).

@@ -1,0 +1,147 @@
+package providers
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// UsageReader reads token counts in every shape the providers send them,
+// and maps them onto the one meaning of [record.Usage]: input counts every
+// prompt token, cache reads and writes included; output counts every
+// generated token, reasoning included; total is their sum.
+//
+// The providers count differently, and this is the one place that knows
+// how (the README's usage table says the same):
+//
+//   - OpenAI chat: prompt_tokens (cached included), completion_tokens
+//     (reasoning included), prompt_tokens_details.cached_tokens,
+//     completion_tokens_details.reasoning_tokens; the Responses API the
+//     same as input_tokens, output_tokens and their _details (whose
+//     cache_write_tokens is part of input_tokens too).
+//   - Anthropic: input_tokens leaves out cache_read_input_tokens and
+//     cache_creation_input_tokens, which are added to it;
+//     cache_creation.ephemeral_1h_input_tokens is the part written for an
+//     hour; output_tokens counts thinking.
+//   - Gemini: promptTokenCount (cached content included) plus
+//     toolUsePromptTokenCount; candidatesTokenCount leaves out
+//     thoughtsTokenCount, which is added to it.
+//
+// Read may be called again with later objects of the same response: a
+// field a later object carries replaces the earlier value, never adds to
+// it, because streams repeat their counts cumulatively (Gemini's
+// usageMetadata, Anthropic's message_delta). Absent and null fields keep
+// their value. The zero value is ready to use.
+type UsageReader struct {
+	n    [numUsageFields]int
+	seen uint32 // bit i: field i was read
+}
+
+// The fields, as the providers name them.
+const (
+	uPromptTokens     = iota // OpenAI chat
+	uCompletionTokens        // OpenAI chat
+	uInputTokens             // OpenAI Responses, Anthropic
+	uOutputTokens            // OpenAI Responses, Anthropic
+	uCachedTokens            // OpenAI *_details.cached_tokens
+	uCacheWriteOpenAI        // OpenAI input_tokens_details.cache_write_tokens
+	uReasoningTokens         // OpenAI *_details.reasoning_tokens, Anthropic output_tokens_details.thinking_tokens
+	uCacheRead               // Anthropic cache_read_input_tokens
+	uCacheCreation           // Anthropic cache_creation_input_tokens
+	uCacheCreation1h         // Anthropic cache_creation.ephemeral_1h_input_tokens
+	uGPrompt                 // Gemini promptTokenCount
+	uGCandidates             // Gemini candidatesTokenCount
+	uGThoughts               // Gemini thoughtsTokenCount
+	uGCached                 // Gemini cachedContentTokenCount
+	uGToolUse                // Gemini toolUsePromptTokenCount
+	numUsageFields
+)
+
+func (u *UsageReader) set(i int, v gjson.Result) {
+	if v.Type == gjson.Number {
+		u.n[i] = int(v.Int())
+		u.seen |= 1 << i
+	}
+}
+
+func (u *UsageReader) has(i int) bool { return u.seen&(1<<i) != 0 }
+
+// Read takes the counts of one usage object (OpenAI's and Anthropic's
+// "usage", Gemini's "usageMetadata"); anything but an object is ignored.
+func (u *UsageReader) Read(v gjson.Result) {
+	if !v.IsObject() {
+		return
+	}
+	v.ForEach(func(k, n gjson.Result) bool {
+		switch k.String() {
+		case "prompt_tokens":
+			u.set(uPromptTokens, n)
+		case "completion_tokens":
+			u.set(uCompletionTokens, n)
+		case "input_tokens":
+			u.set(uInputTokens, n)
+		case "output_tokens":
+			u.set(uOutputTokens, n)
+		case "prompt_tokens_details", "input_tokens_details":
+			u.set(uCachedTokens, n.Get("cached_tokens"))
+			u.set(uCacheWriteOpenAI, n.Get("cache_write_tokens"))
+		case "completion_tokens_details":
+			u.set(uReasoningTokens, n.Get("reasoning_tokens"))
+		case "output_tokens_details":
+			u.set(uReasoningTokens, n.Get("reasoning_tokens"))
+			u.set(uReasoningTokens, n.Get("thinking_tokens"))
+		case "cache_read_input_tokens":
+			u.set(uCacheRead, n)
+		case "cache_creation_input_tokens":
+			u.set(uCacheCreation, n)
+		case "cache_creation":
+			u.set(uCacheCreation1h, n.Get("ephemeral_1h_input_tokens"))
+		case "promptTokenCount":
+			u.set(uGPrompt, n)
+		case "candidatesTokenCount":
+			u.set(uGCandidates, n)
+		case "thoughtsTokenCount":
+			u.set(uGThoughts, n)
+		case "cachedContentTokenCount":
+			u.set(uGCached, n)
+		case "toolUsePromptTokenCount":
+			u.set(uGToolUse, n)
+		}
+		return true
+	})
+}
+
+// Usage returns the counts read so far in the one meaning, or nil when no
+// count was read.
+func (u *UsageReader) Usage() *record.Usage {
+	if u.seen == 0 {
+		return nil
+	}
+	var out record.Usage
+	n := &u.n
+	switch {
+	case u.has(uGPrompt) || u.has(uGCandidates) || u.has(uGThoughts):
+		out.InputTokens = n[uGPrompt] + n[uGToolUse]
+		out.OutputTokens = n[uGCandidates] + n[uGThoughts]
+		out.ReasoningTokens = n[uGThoughts]
+		out.CachedTokens = n[uGCached]
+	case u.has(uCacheRead) || u.has(uCacheCreation) || u.has(uCacheCreation1h):
+		// Anthropic: the cache's tokens are not in input_tokens.
+		out.InputTokens = n[uInputTokens] + n[uCacheRead] + n[uCacheCreation]
+		out.OutputTokens = n[uOutputTokens]
+		out.CachedTokens = n[uCacheRead]
+		out.CacheWriteTokens = n[uCacheCreation]
+		out.CacheWrite1hTokens = n[uCacheCreation1h]
+		out.ReasoningTokens = n[uReasoningTokens]
+	default:
+		out.InputTokens, out.OutputTokens = n[uInputTokens], n[uOutputTokens]
+		if u.has(uPromptTokens) || u.has(uCompletionTokens) {
+			out.InputTokens, out.OutputTokens = n[uPromptTokens], n[uCompletionTokens]
+		}
+		out.CachedTokens = n[uCachedTokens]
+		out.CacheWriteTokens = n[uCacheWriteOpenAI]
+		out.ReasoningTokens = n[uReasoningTokens]
+	}
+	out.TotalTokens = out.InputTokens + out.OutputTokens
+	return &out
+}

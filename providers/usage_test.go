@@ -1,0 +1,93 @@
+package providers_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// usageOf reads the usage objects of a captured payload, in order: the
+// top level's "usage" or "usageMetadata", or each SSE event's.
+func usageOf(t *testing.T, file string) *record.Usage {
+	t.Helper()
+	b, err := os.ReadFile(filepath.FromSlash(file))
+	require.NoError(t, err)
+	var r providers.UsageReader
+	read := func(doc gjson.Result) {
+		for _, path := range []string{"usage", "usageMetadata", "message.usage", "response.usage"} {
+			r.Read(doc.Get(path))
+		}
+	}
+	if gjson.ValidBytes(b) {
+		read(gjson.ParseBytes(b))
+	} else {
+		providers.ScanSSE(b, func(ev providers.Event) bool {
+			read(gjson.ParseBytes(ev.Data))
+			return true
+		})
+	}
+	return r.Usage()
+}
+
+// One meaning of usage, pinned for each provider by its real payloads:
+// input counts every prompt token (cache reads and writes included),
+// output every generated token (reasoning included), total their sum.
+func TestUsageOneMeaning(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want record.Usage
+		why  string
+	}{
+		{"openai/testdata/openai_chat_response.json", record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44},
+			"prompt_tokens and completion_tokens already hold the details"},
+		{"openai/testdata/openai_chat_stream_2025_obfuscation.sse", record.Usage{InputTokens: 14, OutputTokens: 13, TotalTokens: 27},
+			"null on every chunk but the last"},
+		{"openai/testdata/openai_responses_response.json", record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64},
+			"the Responses API's input_tokens and output_tokens"},
+		{"gemini/testdata/gemini_generate_response_thinking_functioncall.json", record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501},
+			"candidatesTokenCount leaves out the 501 thoughts: output is 8 + 501"},
+		{"gemini/testdata/gemini_stream_thinking_functioncall.sse", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168},
+			"usageMetadata is cumulative: the last one counts, never the sum"},
+		{"anthropic/testdata/message.json", record.Usage{InputTokens: 13, OutputTokens: 35, TotalTokens: 48},
+			"no cache: input_tokens as sent"},
+		{"anthropic/testdata/message_cache_read.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CachedTokens: 6001},
+			"input_tokens (7) leaves out the 6001 read from the cache"},
+		{"anthropic/testdata/message_cache_write_1h.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CacheWriteTokens: 6001, CacheWrite1hTokens: 6001},
+			"input_tokens (7) leaves out the 6001 written to the cache, all for an hour"},
+		{"anthropic/testdata/stream_thinking.sse", record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261},
+			"message_delta's usage is cumulative: 211 replaces message_start's 1, never adds"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			got := usageOf(t, tc.file)
+			require.NotNil(t, got)
+			assert.Equal(t, tc.want, *got, tc.why)
+			assert.Equal(t, got.InputTokens+got.OutputTokens, got.TotalTokens)
+			assert.LessOrEqual(t, got.CachedTokens+got.CacheWriteTokens, got.InputTokens, "cache parts are parts of input")
+			assert.LessOrEqual(t, got.ReasoningTokens, got.OutputTokens, "reasoning is part of output")
+		})
+	}
+}
+
+func TestUsageReaderEdges(t *testing.T) {
+	var r providers.UsageReader
+	assert.Nil(t, r.Usage(), "nothing read")
+	r.Read(gjson.Parse(`null`))
+	r.Read(gjson.Parse(`{"input_tokens":null}`))
+	assert.Nil(t, r.Usage(), "null is no count")
+
+	r.Read(gjson.Parse(`{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":1}`))
+	r.Read(gjson.Parse(`{"output_tokens":40}`)) // a message_delta carrying only the output
+	assert.Equal(t, &record.Usage{InputTokens: 15, OutputTokens: 40, TotalTokens: 55, CachedTokens: 5}, r.Usage(), "fields absent later keep their value")
+
+	var o providers.UsageReader
+	o.Read(gjson.Parse(`{"prompt_tokens":100,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":20}}`))
+	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 30, TotalTokens: 130, CachedTokens: 64, ReasoningTokens: 20}, o.Usage(),
+		"OpenAI's details are parts of its counts, not added to them")
+}
