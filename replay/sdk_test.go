@@ -363,7 +363,7 @@ func TestAnthropic(t *testing.T) {
 	})
 	t.Run("stream", func(t *testing.T) {
 		stream := testdata(t, "anthropic_stream.sse")
-		_, tp := recordAndReplay(t, []reply{{frames: events(stream)}}, nil, func(t *testing.T, base string, hc *http.Client) result {
+		recs, tp := recordAndReplay(t, []reply{{frames: events(stream)}}, nil, func(t *testing.T, base string, hc *http.Client) result {
 			s := anthropicClient(base, hc).Messages.NewStreaming(context.Background(), anthropicParams)
 			defer s.Close()
 			var msg anthropic.Message
@@ -377,6 +377,9 @@ func TestAnthropic(t *testing.T) {
 			return result{values: []any{kinds, msg.Content[0].Text, msg.StopReason, msg.Usage.OutputTokens}, chunks: len(kinds)}
 		})
 		assertFramesApart(t, stream, tp.reads[0])
+		assert.Equal(t, "anthropic.messages.create", recs[0].MethodName)
+		assert.Equal(t, "end_turn", recs[0].Outcome.FinishReason, "the recorder parsed the replayed stream")
+		assert.Equal(t, 23, recs[0].Usage.TotalTokens)
 	})
 	t.Run("retry", func(t *testing.T) {
 		recs, _ := recordAndReplay(t, rateLimited(t, "anthropic_error_429.json", reply{body: testdata(t, "anthropic_message.json")}), nil, message)
