@@ -16,14 +16,25 @@
 // # The call is sacred
 //
 // The recorder never modifies the caller's request: it sends a clone. It
-// copies up to 1 MiB of the request body for parsing (through GetBody when
-// there is one, so the body itself is untouched) and keeps Body and GetBody
-// able to replay it for redirects and retries. The response comes back with
-// the same status, headers, error and bytes, delivered chunk for chunk as
-// they arrive; a copy of at most 1 MiB plus the last 64 KiB goes into a
-// capture for parsing. A failure inside recording (a parser or sink that
-// panics, a full disk) is recovered, counted in [Recorder.Stats] and logged
-// once; it never fails the call.
+// copies up to 1 MiB of the request body for parsing, through GetBody when
+// there is one, so the body itself is untouched; a body without GetBody is
+// copied as the transport reads it, never ahead of it, and can be sent
+// again once read whole. The response comes back with the same status,
+// headers, error and bytes, delivered chunk for chunk as they arrive; a
+// copy of at most 1 MiB plus the last 64 KiB goes into a capture for
+// parsing, and closing the body never reads it. A failure inside
+// recording (a parser, hook, logger or sink that panics, a full disk, a
+// broken transport below) is recovered, counted in [Recorder.Stats] and
+// logged once; it never fails the call.
+//
+// # Sinks and shutting down
+//
+// Every sink has its own bounded queue and goroutine, so a slow, stuck or
+// panicking sink neither delays a call nor costs another sink its records
+// ([WithSyncSinks] feeds them on the recorder's goroutine instead).
+// [Recorder.Shutdown] drains and closes them within a context, and gives
+// up on those still stuck with a [*ShutdownError]; [Recorder.Close] does so
+// within [WithCloseTimeout].
 //
 // # One record per logical call
 //
@@ -31,7 +42,9 @@
 // EOF, a read error, Close, the call's context ending, or a transport error
 // with no response. A body closed before its end is recorded as
 // incomplete, not as success; one never closed is finalized when the
-// recorder closes.
+// recorder closes. The hops of a redirect http.Client follows are one
+// record (hops counted); an error that ends a call is classified by the
+// call's context first, so one cause always gives one error type.
 //
 // Attempts of one logical call are folded into one record (with the first
 // attempt's call_id and timestamp, the last one's outcome, attempts, and
@@ -55,9 +68,10 @@
 //
 // Authorization, api-key, x-api-key, x-goog-api-key and cookie headers are
 // never passed to parsers; key= query parameters are removed from URLs;
-// key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies
-// and error messages become [REDACTED] before a record exists ([Redact]).
-// [WithRedactor] adds a hook of your own.
+// key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies,
+// URL paths and error messages become [REDACTED] before a record exists
+// ([Redact]), and so do the literal values of the credentials the call
+// carried, whatever their shape. [WithRedactor] adds a hook of your own.
 //
 // # The history preview
 //
@@ -79,17 +93,20 @@
 // call whose conversation has a call that ended but is not in the history
 // yet waits up to 50ms for it, so an agent's next step sees its last.
 //
-// The guidance goes where each API takes it: a system message inserted
-// first in an OpenAI chat completion's messages; a Responses API call's
-// instructions (after the caller's, separated by a blank line); a part
-// appended to a Gemini generateContent or streamGenerateContent call's
-// systemInstruction, added when absent. The endpoint is known from the
-// provider that recognizes the URL, in the recorder's order, so a provider
-// of your own that claims it first keeps its calls untouched. The edit is
-// one insertion: every other byte of the body is sent as the caller made
-// it. A body that is not JSON of the expected shape, declares another
-// Content-Type or a Content-Encoding, or is longer than the capture cap
-// goes untouched, and so does every call on any failure of the preview.
+// The guidance goes where each API takes it, and the provider that
+// recognizes the request says where (providers.GuidanceEditor): a system
+// message inserted first in an OpenAI chat completion's messages; a
+// Responses API call's instructions (after the caller's, separated by a
+// blank line); a part appended to a Gemini generateContent or
+// streamGenerateContent call's systemInstruction, added when absent; an
+// Anthropic Messages call's system prompt. A provider of your own takes
+// the preview when it implements the interface; one that does not keeps
+// its calls untouched. The request is matched to its provider once, and
+// the record asks the same provider. The edit is one insertion: every
+// other byte of the body is sent as the caller made it. A body that is not
+// JSON of the expected shape, declares another Content-Type or a
+// Content-Encoding, has no GetBody, or is longer than the capture cap goes
+// untouched, and so does every call on any failure of the preview.
 //
 // The caller's request is not changed: the clone sent carries the new
 // body, ContentLength, Content-Length header (when the caller set one)
