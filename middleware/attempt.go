@@ -402,16 +402,17 @@ const (
 )
 
 type finishInfo struct {
-	reason   endReason
-	err      error
-	status   int
-	header   http.Header
-	encoding string         // Content-Encoding still on the captured bytes
-	stream   bool           // text/event-stream
-	length   int64          // Content-Length, -1 when unknown
-	redirect *http.Response // a redirect http.Client may follow: its next hop claims it
-	cap      *capture
-	end      time.Time
+	reason     endReason
+	err        error
+	status     int
+	header     http.Header
+	encoding   string         // Content-Encoding still on the captured bytes
+	stream     bool           // text/event-stream
+	length     int64          // Content-Length, -1 when unknown
+	redirect   *http.Response // a redirect http.Client may follow: its next hop claims it
+	cap        *capture
+	firstChunk time.Time // when the body's first bytes came; zero when none did
+	end        time.Time
 }
 
 // finish is the one finalize point of an attempt. On the call's path it

@@ -4,6 +4,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // body wraps a response body: bytes pass through to the caller unchanged
@@ -15,8 +16,9 @@ type body struct {
 	a    *attempt
 	info finishInfo
 
-	mu    sync.Mutex // guards cap and stop: finish may run beside Read
+	mu    sync.Mutex // guards cap, first and stop: finish may run beside Read
 	cap   capture
+	first time.Time   // when the first bytes of the body were read
 	stop  func() bool // unregisters the context watcher
 	done  atomic.Bool
 	endMu sync.Mutex // held while finishing
@@ -27,6 +29,9 @@ func (b *body) Read(p []byte) (int, error) {
 	if n > 0 && !b.done.Load() {
 		b.mu.Lock()
 		if !b.done.Load() {
+			if b.cap.total == 0 {
+				b.first = b.a.r.cfg.now()
+			}
 			b.cap.write(p[:n])
 		}
 		b.mu.Unlock()
@@ -63,7 +68,7 @@ func (b *body) finish(reason endReason, err error) {
 		return
 	}
 	b.mu.Lock()
-	c, stop := b.cap, b.stop
+	c, stop, first := b.cap, b.stop, b.first
 	b.cap = capture{}
 	b.mu.Unlock()
 	if stop != nil {
@@ -71,6 +76,6 @@ func (b *body) finish(reason endReason, err error) {
 	}
 	b.a.r.forget(b)
 	f := b.info
-	f.reason, f.err, f.cap = reason, err, &c
+	f.reason, f.err, f.cap, f.firstChunk = reason, err, &c, first
 	b.a.finish(f)
 }

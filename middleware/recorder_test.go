@@ -508,3 +508,34 @@ func TestCallsAfterClosePassThrough(t *testing.T) {
 var errSinkDown = errors.New("sink down")
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// A stream's record holds the time to its first chunk, from the call's
+// start; other calls have none.
+func TestTimeToFirstChunk(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	e := newEnv(t, middleware.WithClock(clock))
+	for _, stream := range []bool{true, false} {
+		var srv *httptest.Server
+		if stream {
+			srv = sseServer(t, 5, nil)
+		} else {
+			srv = serve(t, 200, "application/json", chatResponse)
+		}
+		resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", chatBody)
+		require.NoError(t, err)
+		advance(120 * time.Millisecond)
+		_, err = resp.Body.Read(make([]byte, 1))
+		require.NoError(t, err)
+		advance(380 * time.Millisecond)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	rs := e.records()
+	require.Len(t, rs, 2)
+	assert.Equal(t, 120.0, rs[0].TimeToFirstChunkMS, "the stream")
+	assert.Equal(t, 500.0, rs[0].DurationMS)
+	assert.Zero(t, rs[1].TimeToFirstChunkMS, "not a stream")
+}

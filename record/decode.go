@@ -44,6 +44,8 @@ func decodeRecord(b []byte, r *Record) error {
 			r.Depth = &v
 		case "duration_ms":
 			r.DurationMS, err = d.float("duration_ms")
+		case "time_to_first_chunk_ms":
+			r.TimeToFirstChunkMS, err = d.float("time_to_first_chunk_ms")
 		case "error_type":
 			r.ErrorType, err = d.str("error_type")
 		case "error_message":

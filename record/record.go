@@ -53,20 +53,23 @@ type Record struct {
 	Kwargs     json.RawMessage `json:"kwargs"`          // always a JSON object
 	Outcome    Outcome         `json:"outcome_summary"` // compact on purpose
 
-	TraceID       string  `json:"trace_id,omitempty"`
-	ParentCallID  string  `json:"parent_call_id,omitempty"`
-	Depth         *int    `json:"depth,omitempty"`       // nil: unknown; 0: top level
-	DurationMS    float64 `json:"duration_ms,omitempty"` // over all attempts
-	ErrorType     string  `json:"error_type,omitempty"`  // one of the Error* constants
-	ErrorMessage  string  `json:"error_message,omitempty"`
-	ProgramSource string  `json:"program_source,omitempty"` // code the model generated, when stored
-	Output        string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
-	ArtifactHit   bool    `json:"artifact_hit,omitempty"`
-	Attempts      int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
-	Hops          int     `json:"hops,omitempty"`     // redirects followed within the call
-	Model         string  `json:"model,omitempty"`
-	Usage         *Usage  `json:"usage,omitempty"`
-	Cost          *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
+	TraceID      string  `json:"trace_id,omitempty"`
+	ParentCallID string  `json:"parent_call_id,omitempty"`
+	Depth        *int    `json:"depth,omitempty"`       // nil: unknown; 0: top level
+	DurationMS   float64 `json:"duration_ms,omitempty"` // over all attempts
+	// TimeToFirstChunkMS is, for a streamed response, the time from the
+	// call's start to the first bytes of its body.
+	TimeToFirstChunkMS float64 `json:"time_to_first_chunk_ms,omitempty"`
+	ErrorType          string  `json:"error_type,omitempty"` // one of the Error* constants
+	ErrorMessage       string  `json:"error_message,omitempty"`
+	ProgramSource      string  `json:"program_source,omitempty"` // code the model generated, when stored
+	Output             string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
+	ArtifactHit        bool    `json:"artifact_hit,omitempty"`
+	Attempts           int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Hops               int     `json:"hops,omitempty"`     // redirects followed within the call
+	Model              string  `json:"model,omitempty"`
+	Usage              *Usage  `json:"usage,omitempty"`
+	Cost               *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
 	// Truncated names the fields that were cut to fit a limit ("args",
 	// "kwargs", "error_message", ...): a cut is marked, never silent.
 	Truncated []string `json:"truncated,omitempty"`
@@ -281,6 +284,10 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	if r.DurationMS != 0 && isFinite(r.DurationMS) {
 		dst = append(dst, `,"duration_ms":`...)
 		dst = appendFloat(dst, r.DurationMS, 64)
+	}
+	if r.TimeToFirstChunkMS != 0 && isFinite(r.TimeToFirstChunkMS) {
+		dst = append(dst, `,"time_to_first_chunk_ms":`...)
+		dst = appendFloat(dst, r.TimeToFirstChunkMS, 64)
 	}
 	dst = appendOptString(dst, `,"error_type":`, r.ErrorType)
 	dst = appendOptString(dst, `,"error_message":`, r.ErrorMessage)

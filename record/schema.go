@@ -52,6 +52,7 @@ var fields = []Field{
 	{Name: "parent_call_id", GoName: "ParentCallID", Logged: true},
 	{Name: "depth", GoName: "Depth", Logged: true},
 	{Name: "duration_ms", GoName: "DurationMS", Logged: true},
+	{Name: "time_to_first_chunk_ms", GoName: "TimeToFirstChunkMS", Logged: true},
 	{Name: "error_type", GoName: "ErrorType", Logged: true},
 	{Name: "error_message", GoName: "ErrorMessage", Logged: true},
 	{Name: "program_source", GoName: "ProgramSource"},

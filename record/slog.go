@@ -35,6 +35,9 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	if r.DurationMS != 0 && isFinite(r.DurationMS) {
 		a = append(a, slog.Float64("duration_ms", r.DurationMS))
 	}
+	if r.TimeToFirstChunkMS != 0 && isFinite(r.TimeToFirstChunkMS) {
+		a = append(a, slog.Float64("time_to_first_chunk_ms", r.TimeToFirstChunkMS))
+	}
 	if r.Attempts != 0 {
 		a = append(a, slog.Int("attempts", r.Attempts))
 	}
