@@ -29,7 +29,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if n > 0 && !b.done.Load() {
 		b.mu.Lock()
 		if !b.done.Load() {
-			if b.cap.total == 0 {
+			if b.cap.total == 0 && b.info.stream {
 				b.first = b.a.r.cfg.now()
 			}
 			b.cap.write(p[:n])

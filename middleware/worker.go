@@ -228,7 +228,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		}
 	}
 	rec.DurationMS = float64(f.end.Sub(a.firstStart()).Microseconds()) / 1000
-	if (f.stream || a.call.Stream) && !f.firstChunk.IsZero() {
+	if f.stream && !f.firstChunk.IsZero() {
 		// From the logical call's start, as gen_ai.client.operation.time_to_first_chunk.
 		rec.TimeToFirstChunkMS = float64(f.firstChunk.Sub(a.firstStart()).Microseconds()) / 1000
 	}
