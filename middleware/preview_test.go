@@ -1,6 +1,9 @@
 package middleware_test
 
 import (
+	"github.com/anthropics/anthropic-sdk-go"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -71,6 +74,15 @@ func (s *wire) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	stream := gjson.GetBytes(b, "stream").Bool() || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
 	switch p := r.URL.Path; {
+	case strings.HasSuffix(p, "/v1/messages") && stream:
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse, err := os.ReadFile("../providers/anthropic/testdata/stream_text.sse")
+		require.NoError(s.t, err)
+		w.Write(sse)
+	case strings.HasSuffix(p, "/v1/messages"):
+		msg, err := os.ReadFile("../providers/anthropic/testdata/message.json")
+		require.NoError(s.t, err)
+		w.Write(msg)
 	case stream:
 		w.Header().Set("Content-Type", "text/event-stream")
 		file := "openai_chat_stream.sse"
@@ -297,6 +309,60 @@ func TestPreviewGenai(t *testing.T) {
 		assert.True(t, r.Outcome.OK, "%s %+v", r.MethodName, r.Outcome)
 	}
 	assert.True(t, gjson.GetBytes(rs[0].Args, "0.systemInstruction").Bool(), "the record holds what was sent: %s", rs[0].Args)
+}
+
+// The Anthropic SDK's requests take the guidance in their system prompt,
+// through the provider's own AddGuidance: absent, a string, or blocks.
+func TestPreviewAnthropicSDK(t *testing.T) {
+	e := newEnv(t, middleware.WithHistoryPreview(3))
+	w, srv := newWire(t)
+	bare, bareSrv := newWire(t)
+	ctx := middleware.WithTrace(context.Background(), "t-claude")
+	newClient := func(url string, hc *http.Client) *anthropic.Client {
+		c := anthropic.NewClient(anthropicoption.WithBaseURL(url), anthropicoption.WithAPIKey("sk-ant-api03-test"), anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+		return &c
+	}
+	params := func(i int, system []anthropic.TextBlockParam) anthropic.MessageNewParams {
+		return anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 64, System: system,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello " + strconv.Itoa(i)))}}
+	}
+	for i, system := range [][]anthropic.TextBlockParam{nil, {{Text: "Be brief."}}, {{Text: "One."}, {Text: "Two."}}} {
+		_, err := newClient(srv.URL, e.client).Messages.New(ctx, params(i, system))
+		require.NoError(t, err)
+		_, err = newClient(bareSrv.URL, http.DefaultClient).Messages.New(ctx, params(i, system))
+		require.NoError(t, err)
+
+		sent := w.last()
+		sys := gjson.Get(sent, "system")
+		var text, back string
+		if system == nil {
+			text = sys.String() // added as a string
+			back, err = sjson.Delete(sent, "system")
+		} else {
+			blocks := sys.Array()
+			text = blocks[len(blocks)-1].Get("text").String() // a text block appended
+			back, err = sjson.Delete(sent, "system.-1")
+		}
+		require.NoError(t, err)
+		checkPreview(t, text, i, 3, "trace t-claude")
+		assert.Equal(t, bare.last(), back, "every other byte as the SDK sent it")
+	}
+
+	// A stream.
+	stream := newClient(srv.URL, e.client).Messages.NewStreaming(ctx, params(3, nil))
+	for stream.Next() {
+	}
+	require.NoError(t, stream.Err())
+	checkPreview(t, gjson.Get(w.last(), "system").String(), 3, 3, "trace t-claude")
+
+	rs := e.records()
+	require.Len(t, rs, 4)
+	for _, r := range rs {
+		assert.True(t, r.HistoryGuidance)
+		assert.True(t, r.Outcome.OK, "%s %+v", r.MethodName, r.Outcome)
+		assert.Equal(t, "anthropic.messages.create", r.MethodName)
+	}
+	assert.True(t, gjson.GetBytes(rs[0].Args, "0.system").Bool(), "the record holds what was sent: %s", rs[0].Args)
 }
 
 // Without the option, or on endpoints that are not chat, the bodies are
