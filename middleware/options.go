@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
@@ -40,6 +41,8 @@ type config struct {
 	// zero means no preview (WithHistoryPreview).
 	previewLatest int
 	closeTimeout  time.Duration
+	prices        *cost.Table // nil: records are not priced
+	pricesSet     bool
 }
 
 // WithSink adds a sink that receives every record. It may be given
@@ -141,6 +144,16 @@ func WithCloseTimeout(d time.Duration) Option {
 	}
 }
 
+// WithPrices sets the price table that prices every record from its model
+// and usage (record.Cost: USD and the table's name). Default: the table
+// in the module, cost.Default(), dated and offline. A call the table
+// cannot price (an unknown model, no usage) has no cost, never a cost of
+// zero. WithPrices(nil) turns pricing off. Add or override prices with
+// (*cost.Table).With or LoadJSON.
+func WithPrices(t *cost.Table) Option {
+	return func(c *config) { c.prices, c.pricesSet = t, true }
+}
+
 // WithClock sets the clock used for timestamps and durations, for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -169,6 +182,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.dedupWindow < 0 {
 		c.dedupWindow = 0
+	}
+	if !c.pricesSet {
+		c.prices = cost.Default()
 	}
 	c.providers = append(c.providers, builtinProviders...)
 	return c

@@ -233,6 +233,9 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.TimeToFirstChunkMS = float64(f.firstChunk.Sub(a.firstStart()).Microseconds()) / 1000
 	}
 	a.r.scanCode(&rec, res)
+	if a.r.cfg.prices != nil {
+		a.r.cfg.prices.Apply(&rec) // after the model and usage are final
+	}
 	if a.r.cfg.storeOutput && res.Output != "" {
 		rec.Output = res.Output
 		if len(rec.Output) > maxOutput {
