@@ -11,6 +11,26 @@ import (
 // Redacted replaces every secret the recorder removes.
 const Redacted = "[REDACTED]"
 
+// IsCredentialHeader reports whether a header carries a credential
+// (Authorization, Proxy-Authorization, api-key, x-api-key, x-goog-api-key,
+// cookies): the recorder never records one, and nothing built on it
+// (cassettes, exports) should.
+func IsCredentialHeader(name string) bool { return secretHeaders[http.CanonicalHeaderKey(name)] }
+
+// IsSecretParam reports whether a URL query parameter carries a credential
+// (key=, api_key=, access_token=, ...): the recorder removes it from URLs.
+func IsSecretParam(name string) bool { return slices.Contains(secretParams, name) }
+
+// SafeURL returns a copy of u as the recorder records it: without user
+// info and secret query parameters, and with key-shaped strings in its
+// path redacted. A nil u gives nil.
+func SafeURL(u *url.URL) *url.URL { return safeURL(u, nil) }
+
+// MinCredentialLength is the shortest credential whose literal value is
+// looked for wherever it may be echoed: a shorter one (a test's dummy
+// "k") would be found in ordinary text.
+const MinCredentialLength = minCredential
+
 // secretHeaders are never passed to providers, so never recorded.
 var secretHeaders = map[string]bool{
 	"Authorization":       true,

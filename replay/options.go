@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmhistory/llmhistory/middleware"
 )
 
 // Mode says what a cassette does with a request.
@@ -141,7 +143,7 @@ func WithMatchedHeaders(names ...string) Option {
 	return func(c *config) {
 		for _, n := range names {
 			n = http.CanonicalHeaderKey(n)
-			if !credentialHeaders[n] {
+			if !middleware.IsCredentialHeader(n) {
 				c.matchedHeaders = append(c.matchedHeaders, n)
 				c.keptHeaders[n] = true
 			}

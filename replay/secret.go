@@ -15,25 +15,12 @@ import (
 	"github.com/llmhistory/llmhistory/middleware"
 )
 
-// credentialHeaders never reach a cassette, in requests or responses.
-// The list is the middleware's (middleware/redact.go keeps it unexported).
-var credentialHeaders = map[string]bool{
-	"Authorization":       true,
-	"Proxy-Authorization": true,
-	"Api-Key":             true,
-	"X-Api-Key":           true,
-	"X-Goog-Api-Key":      true,
-	"Cookie":              true,
-	"Set-Cookie":          true,
-}
-
-// secretParams are query parameters removed from recorded URLs and
-// ignored in matching; the same list as the middleware's.
-var secretParams = []string{"key", "api_key", "api-key", "apikey", "access_token", "token"}
+// The credentials that never reach a cassette are the recorder's
+// (middleware.IsCredentialHeader, middleware.IsSecretParam): one list.
 
 // minLiteral is the shortest credential value looked for literally: a
 // shorter one ("k", a test's dummy key) would be found everywhere.
-const minLiteral = 8
+const minLiteral = middleware.MinCredentialLength
 
 // ErrSecret is matched (errors.Is) by every [*SecretError].
 var ErrSecret = errors.New("replay: refusing to write a secret to a cassette")
@@ -92,7 +79,7 @@ func credentialLiterals(req *http.Request) []literal {
 	}
 	for k, vs := range req.Header {
 		ck := http.CanonicalHeaderKey(k)
-		if !credentialHeaders[ck] || ck == "Set-Cookie" {
+		if !middleware.IsCredentialHeader(ck) || ck == "Set-Cookie" {
 			continue
 		}
 		for _, v := range vs {
@@ -108,10 +95,11 @@ func credentialLiterals(req *http.Request) []literal {
 				add(pw, "URL password")
 			}
 		}
-		q := req.URL.Query()
-		for _, p := range secretParams {
-			for _, v := range q[p] {
-				add(v, p+"= query parameter")
+		for p, vs := range req.URL.Query() {
+			if middleware.IsSecretParam(p) {
+				for _, v := range vs {
+					add(v, p+"= query parameter")
+				}
 			}
 		}
 	}
@@ -242,29 +230,14 @@ func safeURL(u *url.URL) *url.URL {
 	if u == nil {
 		return &url.URL{}
 	}
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		q := c.Query()
-		changed := false
-		for _, p := range secretParams {
-			if q.Has(p) {
-				q.Del(p)
-				changed = true
-			}
-		}
-		if changed {
-			c.RawQuery = q.Encode()
-		}
-	}
-	return &c
+	return middleware.SafeURL(u)
 }
 
 // safeHeader returns a copy of h without credential headers.
 func safeHeader(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
-		if !credentialHeaders[http.CanonicalHeaderKey(k)] {
+		if !middleware.IsCredentialHeader(k) {
 			out[k] = slices.Clone(v)
 		}
 	}
