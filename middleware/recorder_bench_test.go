@@ -1,0 +1,125 @@
+package middleware_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmhistory/llmhistory/middleware"
+)
+
+// The recorder's own cost, without a network: a base transport that
+// answers from memory, so what a call costs beyond the bare transport is
+// the recorder's (its worker's too: the CPU of the whole process is
+// reported as cpu-ns/op). The payloads are bench/'s: a 4 KiB chat request
+// and response, and a 100-event stream.
+var (
+	benchProse    = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
+	benchRequest  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + benchProse + `"}]}`)
+	benchResponse = []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		benchProse[:3900] + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
+	benchStream = func() []byte {
+		var b bytes.Buffer
+		for i := range 100 {
+			fmt.Fprintf(&b, `data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"token %d "}}]}`+"\n\n", i)
+		}
+		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":100,"total_tokens":110}}` + "\n\ndata: [DONE]\n\n")
+		return b.Bytes()
+	}()
+)
+
+// memoryTransport answers every request with body, in chunks of the size
+// a stream's events or a TCP read would have.
+type memoryTransport struct {
+	body        []byte
+	contentType string
+	events      bool // deliver event by event
+}
+
+func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	var body io.Reader = bytes.NewReader(m.body)
+	if m.events {
+		body = &eventReader{rest: m.body}
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {m.contentType}},
+		Body: io.NopCloser(body), ContentLength: -1, Request: req}, nil
+}
+
+// eventReader returns one SSE event per Read, as a flushed stream does.
+type eventReader struct{ rest []byte }
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	if len(e.rest) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.Index(e.rest, []byte("\n\n")) + 2
+	if n < 2 || n > len(p) {
+		n = min(len(p), len(e.rest))
+	}
+	copy(p, e.rest[:n])
+	e.rest = e.rest[n:]
+	return n, nil
+}
+
+func BenchmarkRecorder(b *testing.B) {
+	for _, call := range []struct {
+		name string
+		base memoryTransport
+	}{
+		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}},
+		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}},
+	} {
+		for _, recorded := range []bool{false, true} {
+			name := "call=" + call.name + "/transport=bare"
+			var rt http.RoundTripper = call.base
+			var rec *middleware.Recorder
+			if recorded {
+				name = "call=" + call.name + "/transport=recorder"
+				rec = middleware.NewRecorder()
+				rt = middleware.Chain(call.base, rec.Middleware())
+			}
+			b.Run(name, func(b *testing.B) {
+				client := &http.Client{Transport: rt}
+				buf := make([]byte, 32<<10)
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.CopyBuffer(io.Discard, resp.Body, buf); err != nil {
+						b.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				if rec != nil {
+					rec.Flush() // the worker's share belongs to these calls
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+			if rec != nil {
+				rec.Close()
+			}
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
