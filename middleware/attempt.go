@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"io"
 	"net/http"
@@ -43,10 +42,10 @@ type attempt struct {
 	trace   string
 	parent  string
 	depth   int
-	speaker string // from the context; "" means from the request
-	key     string // identifies the logical call across attempts; "" when it cannot
-	claimed *held  // earlier attempts of the same logical call: failures, or a redirect
-	hop     bool   // claimed is the redirect this attempt follows
+	speaker string     // from the context; "" means from the request
+	key     attemptKey // identifies the logical call across attempts; zero when it cannot
+	claimed *held      // earlier attempts of the same logical call: failures, or a redirect
+	hop     bool       // claimed is the redirect this attempt follows
 	inner   atomic.Int32
 	guided  bool // the body sent carries the history preview
 	ended   atomic.Bool
@@ -94,7 +93,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	// carries the redirect response (http.Client sets req.Response), which
 	// is held under its own address until then.
 	if req.Response != nil {
-		if a.claimed = r.claim(hopKey(req.Response)); a.claimed != nil {
+		if a.claimed = r.claim(attemptKey{hop: req.Response}); a.claimed != nil {
 			a.hop = true
 		}
 	}
@@ -103,13 +102,13 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	case a.hop:
 		a.key = r.fingerprint(a) // for its own retriable failure, if any
 	case explicit:
-		a.key, claim = "call:"+a.callID, true
+		a.key, claim = attemptKey{kind: 'c', s: a.callID}, true
 	case idem != "":
-		a.key, claim = "idem:"+idem, true
+		a.key, claim = attemptKey{kind: 'i', s: idem}, true
 	case a.tee != nil:
 		// The body is not known yet (it is read as it is sent), so nothing
 		// proves that a later request is the same one: never folded.
-		a.key = ""
+		a.key = attemptKey{}
 	default:
 		a.key = r.fingerprint(a)
 		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry.
@@ -302,7 +301,7 @@ func releaseBuf(b *[]byte) {
 
 // fingerprint identifies an attempt by what it sends, for retries that
 // carry no marker (genai resends the same request).
-func (r *Recorder) fingerprint(a *attempt) string {
+func (r *Recorder) fingerprint(a *attempt) attemptKey {
 	var h maphash.Hash
 	h.SetSeed(r.hashSeed)
 	for _, s := range []string{a.method, a.url.Scheme, a.url.Host, a.url.Path, a.url.RawQuery, a.trace} {
@@ -313,12 +312,15 @@ func (r *Recorder) fingerprint(a *attempt) string {
 	if a.reqCut {
 		h.WriteByte(1)
 	}
-	return "fp:" + strconv.FormatUint(h.Sum64(), 36)
+	return attemptKey{kind: 'f', n: h.Sum64()}
 }
 
 // traceparentID returns the trace id of a W3C traceparent header:
 // "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>".
 func traceparentID(h string) string {
+	if h == "" {
+		return ""
+	}
 	parts := strings.Split(strings.TrimSpace(h), "-")
 	if len(parts) < 4 || len(parts[1]) != 32 || parts[1] == strings.Repeat("0", 32) {
 		return ""
@@ -434,20 +436,20 @@ func (a *attempt) finish(f finishInfo) {
 		// body is closed: hold it now, under the response it claims by.
 		res := a.result(&j.f)
 		j.res = &res
-		j.hold = a.holding(hopKey(f.redirect))
-		j.hold.keep = f.redirect
+		j.hold = a.holding(attemptKey{hop: f.redirect})
 	case f.reason == endTransport || f.status >= 400 || f.reason == endReadError || f.reason == endContext:
 		// Failures are rare and their bodies small: settle them here.
 		res := a.result(&j.f)
 		j.res = &res
-		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && a.key != "" {
+		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && !a.key.none() {
 			j.hold = a.holding(a.key)
 		}
 	}
 	r.tracePending(a.trace, 1) // undone by process
-	if j.res == nil && a.key != "" && r.cfg.dedupWindow > 0 {
-		// Settled by the worker, which may find a retriable failure: its
-		// retry, if it comes first, waits for it (begin).
+	if j.res == nil && !a.key.none() && r.cfg.dedupWindow > 0 && mayBeCut(&f) {
+		// Settled by the worker, which may find a retriable failure (a
+		// 200 whose JSON was cut): its retry, if it comes first, waits
+		// for it (begin). Bodies that end as JSON ends do not.
 		j.keyed = true
 		r.keyPending(a.key, 1) // undone by process
 	}
@@ -464,15 +466,52 @@ func (a *attempt) finish(f finishInfo) {
 const retryWait = time.Second
 
 // holding returns what is held of this attempt for the one that follows it.
-func (a *attempt) holding(key string) *held {
+func (a *attempt) holding(key attemptKey) *held {
 	return &held{key: key, start: a.firstStart(), attempts: a.attempts(), hops: a.hops(), ctx: context.WithoutCancel(a.ctx)}
 }
 
-// hopKey is what a redirect is held under until its next hop claims it:
-// the response's address, which http.Client hands the next hop as
-// req.Response. The held entry keeps the response, so the address is not
-// reused meanwhile.
-func hopKey(resp *http.Response) string { return fmt.Sprintf("hop:%p", resp) }
+// attemptKey identifies a logical call across its attempts: by the call
+// ID in the context, an Idempotency-Key, a fingerprint of the request, or,
+// for a redirect's next hop, the redirect response, which http.Client
+// hands the hop as req.Response (the key holds the pointer, so the
+// response is not collected while its hop may come). A struct, not a
+// string: making a key costs no allocation.
+type attemptKey struct {
+	kind byte           // 'c' call ID, 'i' Idempotency-Key, 'f' fingerprint; 0 for a hop or none
+	s    string         // the call ID or the Idempotency-Key
+	n    uint64         // the fingerprint
+	hop  *http.Response // the redirect a hop follows
+}
+
+func (k attemptKey) none() bool { return k.kind == 0 && k.hop == nil }
+
+// mayBeCut reports whether a 2xx response read to its end may be JSON cut
+// on its way, which only the worker's parse can tell, and which a retry
+// would then fold into: a body that is not a stream and does not end as a
+// JSON document ends ('}' or ']'). The check is on the call's path, so it
+// reads one byte; a cut that lands just after a closing bracket is missed.
+func mayBeCut(f *finishInfo) bool {
+	if f.stream || f.reason != endEOF || f.status < 200 || f.status >= 300 || f.cap == nil {
+		return false
+	}
+	if f.encoding != "" {
+		return true // encoded: the last byte says nothing
+	}
+	last := f.cap.head
+	if f.cap.truncated() {
+		last = f.cap.tailBytes()
+	}
+	for i := len(last) - 1; i >= 0; i-- {
+		switch last[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '}', ']':
+			return false
+		}
+		return true
+	}
+	return false // empty
+}
 
 // firstStart is when the logical call began: its first attempt's start.
 func (a *attempt) firstStart() time.Time {

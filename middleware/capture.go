@@ -16,13 +16,14 @@ const tailSize = 64 << 10
 // capture keeps the head of a body up to a limit, then a ring of its last
 // tailSize bytes. It never holds more than limit+tailSize bytes.
 type capture struct {
-	limit int
-	size  int // the body's length when known (Content-Length), else 0
-	head  []byte
-	tail  []byte // ring, allocated once the head is full
-	tpos  int    // next write position in tail
-	twrap bool   // the ring has wrapped
-	total int64  // bytes seen
+	pooled *[]byte // head's pool entry, to put back without allocating
+	limit  int
+	size   int // the body's length when known (Content-Length), else 0
+	head   []byte
+	tail   []byte // ring, allocated once the head is full
+	tpos   int    // next write position in tail
+	twrap  bool   // the ring has wrapped
+	total  int64  // bytes seen
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
@@ -31,7 +32,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b
 const maxPooled = 256 << 10
 
 func newCapture(limit int) capture {
-	return capture{limit: limit, head: (*bufPool.Get().(*[]byte))[:0]}
+	p := bufPool.Get().(*[]byte)
+	return capture{limit: limit, pooled: p, head: (*p)[:0]}
 }
 
 func (c *capture) write(p []byte) {
@@ -84,11 +86,11 @@ func (c *capture) tailBytes() []byte {
 // release returns the head buffer to the pool. The capture is unusable
 // afterwards.
 func (c *capture) release() {
-	if c.head != nil && cap(c.head) <= maxPooled {
-		b := c.head[:0]
-		bufPool.Put(&b)
+	if c.pooled != nil && c.head != nil && cap(c.head) <= maxPooled {
+		*c.pooled = c.head[:0] // head may have grown past the pooled buffer
+		bufPool.Put(c.pooled)
 	}
-	c.head, c.tail = nil, nil
+	c.pooled, c.head, c.tail = nil, nil, nil
 }
 
 // decompress returns the body as the provider sent it before encoding,

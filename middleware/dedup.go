@@ -13,11 +13,10 @@ import (
 // when the failure is known; its record is filled in by the worker, which
 // always gets to it before the job of any retry that claims it.
 type held struct {
-	key      string
+	key      attemptKey
 	start    time.Time // the first attempt's start
 	attempts int
 	hops     int
-	keep     any // a redirect response, kept alive while its address is the key
 	ctx      context.Context
 	timer    *time.Timer
 	rec      record.Record // set by the worker
@@ -39,7 +38,7 @@ func (r *Recorder) hold(h *held) {
 
 // claim takes the oldest failure held under key, if any, for the attempt
 // that retries it.
-func (r *Recorder) claim(key string) *held {
+func (r *Recorder) claim(key attemptKey) *held {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list := r.held[key]

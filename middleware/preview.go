@@ -129,7 +129,7 @@ func (r *Recorder) guidanceEditor(a *attempt) providers.GuidanceEditor {
 // keyPending adds delta to the count of attempts under key that have ended
 // and that the worker has yet to settle, and reports whether there are
 // any.
-func (r *Recorder) keyPending(key string, delta int) bool {
+func (r *Recorder) keyPending(key attemptKey, delta int) bool {
 	r.keyMu.Lock()
 	defer r.keyMu.Unlock()
 	n := r.keyPend[key] + delta

@@ -41,10 +41,10 @@ type Recorder struct {
 	work     workQueue
 
 	mu      sync.Mutex
-	closed  bool               // guarded by mu
-	closing atomic.Bool        // closed, readable without the lock
-	open    map[*body]struct{} // response bodies not yet finalized
-	held    map[string][]*held // retriable failures waiting for their retry
+	closed  bool                   // guarded by mu
+	closing atomic.Bool            // closed, readable without the lock
+	open    map[*body]struct{}     // response bodies not yet finalized
+	held    map[attemptKey][]*held // retriable failures waiting for their retry
 	nHeld   int
 	closeE  error     // Shutdown's result
 	once    sync.Once // Shutdown runs once
@@ -57,7 +57,7 @@ type Recorder struct {
 	// ended attempts per key that the worker has yet to settle: a retry
 	// that finds nothing held under its key waits for them only
 	keyMu   sync.Mutex
-	keyPend map[string]int
+	keyPend map[attemptKey]int
 
 	inflight         atomic.Int64
 	recorded, panics atomic.Uint64
@@ -84,8 +84,8 @@ func NewRecorder(opts ...Option) *Recorder {
 		history:  cfg.history,
 		hashSeed: maphash.MakeSeed(),
 		open:     make(map[*body]struct{}),
-		held:     make(map[string][]*held),
-		keyPend:  make(map[string]int),
+		held:     make(map[attemptKey][]*held),
+		keyPend:  make(map[attemptKey]int),
 	}
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
