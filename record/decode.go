@@ -11,9 +11,19 @@ import (
 // match exactly, not case-insensitively, so "Call_ID" is an unknown field
 // and ignored. Null leaves a field at its zero value.
 func decodeRecord(b []byte, r *Record) error {
-	d := decoder{scanner: scanner{b: b}}
+	return decodeRecordSeen(b, r, nil)
+}
+
+// decodeRecordSeen is decodeRecord that also notes, in seen when it is not
+// nil, which members of the record and of its nested objects the input
+// held with a value other than null.
+func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
+	d := decoder{scanner: scanner{b: b}, seen: seen}
 	*r = Record{}
 	err := d.object(func(key []byte) error {
+		if seen != nil && !d.atNull() {
+			seen.top.mark(key)
+		}
 		var err error
 		switch string(key) {
 		case "call_id":
@@ -111,10 +121,108 @@ func decodeRecord(b []byte, r *Record) error {
 
 type decoder struct {
 	scanner
+	seen *presence // nil: presence is not tracked
+}
+
+// atNull reports whether the value at d.i is the literal null.
+func (d *decoder) atNull() bool {
+	return len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null"
+}
+
+// presence notes which members a record's JSON held, by their place in the
+// format's field list (see [Fields]): what a strict reader needs to tell a
+// record from any JSON object.
+type presence struct {
+	top, outcome, usage, cost members
+	usageSeen, costSeen       bool // the optional objects were there
+}
+
+func newPresence() presence {
+	return presence{
+		top:     members{list: fields},
+		outcome: members{list: fieldNamed("outcome_summary").Fields},
+		usage:   members{list: fieldNamed("usage").Fields},
+		cost:    members{list: fieldNamed("cost").Fields},
+	}
+}
+
+func fieldNamed(name string) Field {
+	for _, f := range fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic("record: no field " + name) // the list and this file disagree: a test catches it
+}
+
+// members is a set of the members of one object of the format, one bit per
+// entry of list.
+type members struct {
+	list []Field
+	bits uint64
+	next int // where the next key is looked for first
+}
+
+// mark notes key. The encoder writes members in the list's order, so the
+// next key is almost always the one after the last: one comparison.
+func (m *members) mark(key []byte) {
+	for n := range m.list {
+		i := m.next + n
+		if i >= len(m.list) {
+			i -= len(m.list)
+		}
+		if string(key) == m.list[i].Name {
+			m.bits |= 1 << i
+			m.next = i + 1
+			return
+		}
+	}
+}
+
+// missing appends the names of the required members not marked, with
+// prefix before each.
+func (m *members) missing(dst []string, prefix string) []string {
+	for i, f := range m.list {
+		if f.Required && m.bits&(1<<i) == 0 {
+			dst = append(dst, prefix+f.Name)
+		}
+	}
+	return dst
+}
+
+// missing lists the required fields the record lacked, in the format's
+// order, nested ones as "outcome_summary.status".
+func (p *presence) missing() []string {
+	out := p.top.missing(nil, "")
+	if p.top.bits&(1<<p.top.index("outcome_summary")) != 0 {
+		out = p.outcome.missing(out, "outcome_summary.")
+	}
+	if p.usageSeen {
+		out = p.usage.missing(out, "usage.")
+	}
+	if p.costSeen {
+		out = p.cost.missing(out, "cost.")
+	}
+	return out
+}
+
+func (m *members) index(name string) int {
+	for i, f := range m.list {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // typeError reports a value of the wrong JSON type for a field.
 func (d *decoder) typeError(field, want string) error {
+	// What is there may not be JSON at all ({"call_id": broken): then that
+	// is the truth to tell, not the type it is not.
+	probe := scanner{b: d.b, i: d.i}
+	if err := probe.skipValue(); err != nil {
+		return err
+	}
 	got := "value"
 	if d.i < len(d.b) {
 		switch c := d.b[d.i]; {
@@ -340,6 +448,9 @@ func (d *decoder) outcome(o *Outcome) error {
 		return d.typeError("outcome_summary", "an object")
 	}
 	return d.object(func(key []byte) error {
+		if d.seen != nil && !d.atNull() {
+			d.seen.outcome.mark(key)
+		}
 		var err error
 		switch string(key) {
 		case "status":
@@ -369,7 +480,13 @@ func (d *decoder) cost(c *Cost) error {
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return d.typeError("cost", "an object")
 	}
+	if d.seen != nil {
+		d.seen.costSeen = true
+	}
 	return d.object(func(key []byte) error {
+		if d.seen != nil && !d.atNull() {
+			d.seen.cost.mark(key)
+		}
 		var err error
 		switch string(key) {
 		case "usd":
@@ -387,7 +504,13 @@ func (d *decoder) usage(u *Usage) error {
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return d.typeError("usage", "an object")
 	}
+	if d.seen != nil {
+		d.seen.usageSeen = true
+	}
 	return d.object(func(key []byte) error {
+		if d.seen != nil && !d.atNull() {
+			d.seen.usage.mark(key)
+		}
 		var err error
 		switch string(key) {
 		case "input_tokens":

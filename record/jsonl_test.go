@@ -347,7 +347,7 @@ func TestReadJSONLCapsErrorList(t *testing.T) {
 	got, err := record.ReadJSONL(strings.NewReader(input))
 	assert.Empty(t, got)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "80 more malformed lines")
+	assert.Contains(t, err.Error(), "80 more lines that are not records")
 	assert.Less(t, len(err.Error()), 5000)
 }
 
@@ -365,6 +365,9 @@ func FuzzReadJSONL(f *testing.F) {
 			line := r.AppendJSON(nil)
 			if !json.Valid(line) || bytes.IndexByte(line, '\n') >= 0 {
 				t.Fatalf("re-encoded record is not one valid line: %q", line)
+			}
+			if _, err := record.DecodeLine(line); err != nil {
+				t.Fatalf("a record read is not a record once written: %v\n%s", err, line)
 			}
 			var back record.Record
 			if err := json.Unmarshal(line, &back); err != nil {

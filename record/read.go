@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // DefaultMaxLineBytes is the longest line a [Reader] accepts unless told
@@ -28,17 +29,21 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Reader reads records from JSON Lines one at a time, in constant memory
 // (one line at a time), for files too big to load whole.
 //
-// Blank lines are skipped. A malformed line yields a *[LineError] and the
-// next Read continues with the following line. A last line that has no
-// newline and is not valid JSON is what a crash in mid-write leaves: it is
-// skipped, and [Reader.Torn] reports it.
+// Reading is strict, as [DecodeLine] is: a line is a record only when it is
+// a JSON object with every required field of the format (those of [Fields]
+// marked Required, "version" among them) and a version this package knows.
+// Blank lines are skipped. Any other line yields a *[LineError] that says
+// why, and the next Read continues with the following line. A last line
+// that has no newline and is not valid JSON is what a crash in mid-write
+// leaves: it is skipped, and [Reader.Torn] reports it.
 type Reader struct {
 	br      *bufio.Reader
 	long    []byte // accumulates lines longer than the bufio buffer
 	line    int
 	torn    bool
-	err     error // sticky: io.EOF or a read error
-	MaxLine int   // longest accepted line in bytes; 0 means DefaultMaxLineBytes
+	err     error    // sticky: io.EOF or a read error
+	seen    presence // reused line to line: one allocation less per record
+	MaxLine int      // longest accepted line in bytes; 0 means DefaultMaxLineBytes
 }
 
 // NewReader returns a Reader reading from r.
@@ -47,8 +52,8 @@ func NewReader(r io.Reader) *Reader {
 }
 
 // Read returns the next record. At the end of the input it returns io.EOF;
-// for a malformed line, a *[LineError]; for a failing reader, that error,
-// which is returned again by every later call.
+// for a line that is not a record, a *[LineError]; for a failing reader,
+// that error, which is returned again by every later call.
 func (r *Reader) Read() (Record, error) {
 	for {
 		raw, last, err := r.next()
@@ -59,10 +64,9 @@ func (r *Reader) Read() (Record, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		var rec Record
-		// Not json.Unmarshal: it would first validate the whole line in a
-		// separate pass.
-		if err := rec.decode(raw); err != nil {
+		r.seen = newPresence()
+		rec, err := decodeLine(raw, &r.seen)
+		if err != nil {
 			if last && !ValidJSON(raw) {
 				r.torn = true
 				r.err = io.EOF
@@ -72,6 +76,100 @@ func (r *Reader) Read() (Record, error) {
 		}
 		return rec, nil
 	}
+}
+
+// MissingFieldsError is the reason a JSON object is not a record: it lacks
+// required fields of the format.
+type MissingFieldsError struct {
+	Fields []string // JSON names, nested ones as "outcome_summary.status"
+}
+
+func (e *MissingFieldsError) Error() string {
+	if len(e.Fields) == 1 {
+		return "not a record: no " + e.Fields[0] + " field"
+	}
+	return "not a record: no " + strings.Join(e.Fields, ", ") + " fields"
+}
+
+// versionError is a record of a version this package does not read.
+type versionError struct{ v int }
+
+func (e versionError) Error() string {
+	if e.v < 1 {
+		return fmt.Sprintf("version %d is not a format version", e.v)
+	}
+	return fmt.Sprintf("format version %d is newer than this reader's (%d)", e.v, Version)
+}
+
+func (e versionError) Unwrap() error {
+	if e.v > Version {
+		return ErrUnsupportedVersion
+	}
+	return nil
+}
+
+// DecodeLine decodes one line of JSON Lines as a [Reader] does, strictly:
+// the line must hold one JSON object with every required field of the
+// format present and not null (see [Fields]; nested objects' required
+// fields too, and "version"), and a version from 1 to [Version]. The error
+// says why a line is not a record: invalid JSON and where, a JSON value
+// that is not an object, the fields it lacks (a *[MissingFieldsError]), a
+// field of the wrong type, or a newer version (matching
+// [ErrUnsupportedVersion]). Unknown fields are ignored.
+//
+// [Record.UnmarshalJSON] stays lenient, as encoding/json callers expect: it
+// reads whatever fields an object has.
+func DecodeLine(line []byte) (Record, error) {
+	seen := newPresence()
+	return decodeLine(line, &seen)
+}
+
+func decodeLine(line []byte, seen *presence) (Record, error) {
+	var r Record
+	if err := decodeRecordSeen(line, &r, seen); err != nil {
+		return Record{}, lineReason(line, err)
+	}
+	// A newer version may have other required fields: its version is the
+	// first thing wrong with it.
+	if r.Version > Version {
+		return Record{}, versionError{r.Version}
+	}
+	if missing := seen.missing(); len(missing) > 0 {
+		return Record{}, &MissingFieldsError{Fields: missing}
+	}
+	if r.Version < 1 {
+		return Record{}, versionError{r.Version}
+	}
+	r.Normalize()
+	return r, nil
+}
+
+// lineReason turns a decoding failure into what is wrong with the line as
+// a whole: a syntax error anywhere in it comes first, then a value that is
+// not an object, and only then the decoder's own complaint.
+func lineReason(line []byte, err error) error {
+	s := scanner{b: line}
+	s.ws()
+	if serr := s.skipValue(); serr != nil {
+		return serr
+	}
+	s.ws()
+	if s.i != len(line) {
+		return s.fail("more after the first JSON value")
+	}
+	switch c := bytes.TrimLeft(line, " \t\r\n")[0]; c {
+	case '{':
+		return err
+	case '[':
+		return errors.New("not a record: a JSON array, not an object")
+	case '"':
+		return errors.New("not a record: a JSON string, not an object")
+	case 'n':
+		return errors.New("not a record: null")
+	case 't', 'f':
+		return errors.New("not a record: a JSON bool, not an object")
+	}
+	return errors.New("not a record: a JSON number, not an object")
 }
 
 // next returns the next line without its newline, and whether it is the
@@ -133,11 +231,17 @@ func (r *Reader) Torn() bool { return r.torn }
 // maxLineErrors caps how many malformed lines ReadJSONL describes.
 const maxLineErrors = 20
 
-// ReadJSONL reads every record from r. Malformed lines are skipped and
-// reported together in the returned error (each a *[LineError], matched
-// with errors.As), while every valid record is still returned; a torn last
-// line is skipped without error. A failing reader stops reading and its
-// error is returned with the records read so far.
+// ErrNoRecords is in the error of [ReadJSONL] when the input has lines
+// but not one of them is a record: most likely not a history file at all.
+var ErrNoRecords = errors.New("record: no line of the input is a record")
+
+// ReadJSONL reads every record from r, as a [Reader] does. Lines that are
+// not records are skipped and reported together in the returned error
+// (each a *[LineError], matched with errors.As; the first 20 described,
+// the rest counted), with [ErrNoRecords] too when no line was a record,
+// while every valid record is still returned; a torn last line is skipped
+// without error. A failing reader stops reading and its error is returned
+// with the records read so far.
 func ReadJSONL(r io.Reader) ([]Record, error) {
 	rd := NewReader(r)
 	var (
@@ -165,7 +269,10 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		}
 	}
 	if bad > maxLineErrors {
-		errs = append(errs, fmt.Errorf("record: %d more malformed lines", bad-maxLineErrors))
+		errs = append(errs, fmt.Errorf("record: %d more lines that are not records", bad-maxLineErrors))
+	}
+	if len(out) == 0 && bad > 0 {
+		errs = append(errs, ErrNoRecords)
 	}
 	return out, errors.Join(errs...)
 }
