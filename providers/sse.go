@@ -31,7 +31,16 @@ func ScanSSE(body []byte, fn func(Event) bool) {
 	}
 	for len(body) > 0 {
 		var line []byte
-		i := bytes.IndexAny(body, "\r\n")
+		// The next line end: '\n' found fast (bytes.IndexAny is a byte
+		// loop), then a '\r' looked for only before it.
+		i := bytes.IndexByte(body, '\n')
+		end := i
+		if end < 0 {
+			end = len(body)
+		}
+		if j := bytes.IndexByte(body[:end], '\r'); j >= 0 {
+			i = j
+		}
 		if i < 0 {
 			line, body = body, nil
 		} else {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -108,6 +109,13 @@ func (s *scanner) skipString() error {
 func (s *scanner) stringEnd() (escaped bool, err error) {
 	b := s.b
 	i := s.i + 1
+	// The common string has no escape and no byte that needs a look: find
+	// its closing quote with IndexByte (vectorized), then check the bytes
+	// before it eight at a time. Anything else takes the loop below.
+	if q := bytes.IndexByte(b[i:], '"'); q >= 0 && plainRun(b[i:i+q]) {
+		s.i = i + q + 1
+		return false, nil
+	}
 	for i < len(b) {
 		// Skip eight plain bytes at a time: most of a long string is text
 		// with no quote, backslash, control or non-ASCII byte.
@@ -168,6 +176,25 @@ const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
+
+// plainRun reports whether b holds no backslash, no control character and
+// no non-ASCII byte: a string body that needs no decoding nor check.
+func plainRun(b []byte) bool {
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		slash := w ^ (ones * '\\')
+		if ((slash-ones)&^slash|(w-ones*0x20)&^w|w)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // plainWord reports whether none of the eight bytes of w is a quote, a
 // backslash, a control character or a non-ASCII byte (SWAR: each test

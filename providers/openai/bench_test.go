@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/llmhistory/llmhistory/providers"
@@ -40,4 +41,21 @@ func BenchmarkParseStream(b *testing.B) {
 		openai.Provider{}.ParseResponse(chatCall, resp)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+}
+
+// BenchmarkParseStreamSmall is a stream of small content chunks, as most
+// chat streams are: the cost per event the recorder adds to a stream.
+func BenchmarkParseStreamSmall(b *testing.B) {
+	var body []byte
+	for i := range 100 {
+		body = fmt.Appendf(body, `data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"token %d "}}]}`+"\n\n", i)
+	}
+	body = append(body, `data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":100,"total_tokens":110}}`+"\n\ndata: [DONE]\n\n"...)
+	resp := streamResponse(body)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		openai.Provider{}.ParseResponse(chatCall, resp)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*102), "ns/event")
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -165,8 +166,8 @@ func readUsage(u gjson.Result) *record.Usage {
 
 // choiceSet assembles the choices of a completion (or of its stream).
 type choiceSet struct {
-	text    strings.Builder // choice 0: what the model said
-	refusal strings.Builder
+	text    []byte // choice 0: what the model said
+	refusal []byte
 	calls   []providers.ToolCall
 	byIndex map[int64]int // stream tool-call index -> calls position
 	reason  string
@@ -184,7 +185,7 @@ func (c *choiceSet) message(ch gjson.Result) {
 			}
 		case "text": // legacy completions
 			if v.Type == gjson.String {
-				writeText(&c.text, v.String())
+				c.text = appendText(c.text, v.String())
 			}
 		case "message":
 			c.messageFields(v)
@@ -198,14 +199,14 @@ func (c *choiceSet) messageFields(m gjson.Result) {
 		switch k.String() {
 		case "content":
 			if v.Type == gjson.String {
-				if c.text.Len() > 0 {
-					c.text.WriteByte('\n') // another choice (n > 1)
+				if len(c.text) > 0 {
+					c.text = append(c.text, '\n') // another choice (n > 1)
 				}
-				writeText(&c.text, v.String())
+				c.text = appendText(c.text, v.String())
 			}
 		case "refusal":
 			if v.Type == gjson.String {
-				writeText(&c.refusal, v.String())
+				c.refusal = appendText(c.refusal, v.String())
 			}
 		case "tool_calls":
 			v.ForEach(func(_, tc gjson.Result) bool {
@@ -225,40 +226,47 @@ func (c *choiceSet) messageFields(m gjson.Result) {
 	})
 }
 
-// delta reads one choice of a stream chunk: text, refusal and tool-call
-// fragments, where only a call's first fragment carries its id and name.
-// Only choice 0 is assembled; the others add their finish reason.
-func (c *choiceSet) delta(ch gjson.Result) {
-	var index int64
-	var d gjson.Result
-	ch.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+// delta reads one choice of a stream chunk, its raw bytes (valid JSON:
+// the event was validated): text, refusal and tool-call fragments, where
+// only a call's first fragment carries its id and name. Only choice 0 is
+// assembled; the others add their finish reason. It walks the raw bytes
+// once per level (a stream has an event per token: this is its cost).
+func (c *choiceSet) delta(ch []byte) {
+	index := int64(0)
+	var d, reason, text []byte
+	record.EachMember(ch, func(k, v []byte) bool {
+		switch string(k) {
 		case "index":
-			index = v.Int()
+			index = smallInt(v)
 		case "finish_reason":
-			if v.Type == gjson.String && (c.reason == "" || index == 0) {
-				c.reason = v.String()
-			}
+			reason = v
 		case "text": // legacy completions
-			if v.Type == gjson.String && index == 0 {
-				writeText(&c.text, v.String())
-			}
+			text = v
 		case "delta":
 			d = v
 		}
 		return true
 	})
-	if index != 0 || !d.IsObject() {
+	if len(reason) > 0 && reason[0] == '"' && (c.reason == "" || index == 0) {
+		c.reason, _ = record.String(reason)
+	}
+	if index != 0 {
 		return
 	}
-	d.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	if len(text) > 0 {
+		c.text = appendJSONText(c.text, text)
+	}
+	if len(d) == 0 || d[0] != '{' {
+		return
+	}
+	record.EachMember(d, func(k, v []byte) bool {
+		switch string(k) {
 		case "content":
-			writeText(&c.text, v.String())
+			c.text = appendJSONText(c.text, v)
 		case "refusal":
-			writeText(&c.refusal, v.String())
+			c.refusal = appendJSONText(c.refusal, v)
 		case "tool_calls":
-			v.ForEach(func(_, tc gjson.Result) bool {
+			wire.Parse(v).ForEach(func(_, tc gjson.Result) bool {
 				c.fragment(tc)
 				return true
 			})
@@ -266,12 +274,26 @@ func (c *choiceSet) delta(ch gjson.Result) {
 			if len(c.calls) == 0 {
 				c.calls = append(c.calls, providers.ToolCall{})
 			}
+			fc := wire.Parse(v)
 			call := &c.calls[0]
-			call.Name += v.Get("name").String()
-			call.Arguments += v.Get("arguments").String()
+			call.Name += fc.Get("name").String()
+			call.Arguments += fc.Get("arguments").String()
 		}
 		return true
 	})
+}
+
+// smallInt reads a JSON number that is a small non-negative integer (an
+// index); anything else is 0.
+func smallInt(v []byte) int64 {
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' || n > 1<<40 {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
 
 func (c *choiceSet) fragment(tc gjson.Result) {
@@ -296,8 +318,8 @@ func (c *choiceSet) fragment(tc gjson.Result) {
 }
 
 func (c *choiceSet) finish(res *providers.Result) {
-	res.Output = c.text.String()
-	res.Refusal = c.refusal.String()
+	res.Output = string(c.text)
+	res.Refusal = string(c.refusal)
 	res.ToolCalls = c.calls
 	res.Outcome.FinishReason = c.reason
 	if c.reason == "content_filter" {
@@ -383,10 +405,21 @@ func orNull(raw string) string {
 	return raw
 }
 
-// writeText appends s to b, growing b by doubling: Grow doubles where
-// WriteString's append grows a large buffer by only 1.25×, which for a
-// long streamed answer allocated about five times its length.
-func writeText(b *strings.Builder, s string) {
-	b.Grow(len(s))
-	b.WriteString(s)
+// room returns b with room for n more bytes, growing it by doubling:
+// append grows a large slice by only 1.25×, which for a long streamed
+// answer allocated about five times its length.
+func room(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	return slices.Grow(b, max(n, cap(b)))
+}
+
+// appendText appends s to b, growing b by doubling.
+func appendText(b []byte, s string) []byte { return append(room(b, len(s)), s...) }
+
+// appendJSONText appends the JSON string raw decoded, growing b by doubling.
+func appendJSONText(b, raw []byte) []byte {
+	b, _ = record.AppendString(room(b, len(raw)), raw)
+	return b
 }

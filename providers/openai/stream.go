@@ -64,66 +64,79 @@ func (s *stream) scan(b []byte) {
 		if len(data) == 0 {
 			return true
 		}
-		if s.cut = data[0] != '{' || !record.ValidJSON(data); s.cut {
+		// One pass reads the event's fields and validates it: a cut or
+		// garbled event is skipped, whatever it began with.
+		var f eventFields
+		if s.cut = data[0] != '{' || !wire.Members(data, f.take); s.cut {
 			return true
 		}
 		s.events++
-		s.event(wire.Parse(data), data)
+		s.event(&f, data)
 		return !s.failed
 	})
 }
 
-func (s *stream) event(root gjson.Result, data []byte) {
-	var typ, object, id, model, choices, usage, errObj, delta, response, item, outIdx gjson.Result
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "type":
-			typ = v
-		case "object":
-			object = v
-		case "id":
-			id = v
-		case "model":
-			model = v
-		case "choices":
-			choices = v
-		case "usage":
-			usage = v
-		case "error":
-			errObj = v
-		case "delta":
-			delta = v
-		case "response":
-			response = v
-		case "item":
-			item = v
-		case "output_index":
-			outIdx = v
-		}
-		return true
-	})
-	if s.res.Model == "" && model.Type == gjson.String {
-		s.res.Model = model.String()
+// eventFields are the raw fields of one stream event the parser reads.
+type eventFields struct {
+	typ, object, id, model, choices, usage, errObj, delta, response, item, outIdx []byte
+}
+
+func (f *eventFields) take(k, v []byte) bool {
+	switch string(k) {
+	case "type":
+		f.typ = v
+	case "object":
+		f.object = v
+	case "id":
+		f.id = v
+	case "model":
+		f.model = v
+	case "choices":
+		f.choices = v
+	case "usage":
+		f.usage = v
+	case "error":
+		f.errObj = v
+	case "delta":
+		f.delta = v
+	case "response":
+		f.response = v
+	case "item":
+		f.item = v
+	case "output_index":
+		f.outIdx = v
 	}
-	if s.res.Outcome.ResponseID == "" && id.Type == gjson.String && object.Exists() {
-		s.res.Outcome.ResponseID = id.String()
+	return true
+}
+
+func (s *stream) event(f *eventFields, data []byte) {
+	// The raw fields are read as they are needed: a chat chunk, the
+	// common event, needs only its choices.
+	if s.res.Model == "" && len(f.model) > 0 {
+		s.res.Model, _ = record.String(f.model)
 	}
-	if errObj.IsObject() {
+	if s.res.Outcome.ResponseID == "" && len(f.id) > 0 && len(f.object) > 0 {
+		s.res.Outcome.ResponseID, _ = record.String(f.id)
+	}
+	if len(f.errObj) > 0 && f.errObj[0] == '{' {
 		// An error in the middle of a 200 stream.
 		s.fail(providers.ClassifyError(500, data))
 		return
 	}
-	if choices.Exists() {
+	if len(f.choices) > 0 {
 		s.chunks = true
-		choices.ForEach(func(_, ch gjson.Result) bool {
+		record.EachElement(f.choices, func(ch []byte) bool {
 			s.choices.delta(ch)
 			return true
 		})
-		if u := readUsage(usage); u != nil {
-			s.res.Usage = u
+		if len(f.usage) > 0 && f.usage[0] == '{' {
+			s.res.Usage = readUsage(wire.Parse(f.usage))
 		}
 		return
 	}
+	// Responses API events.
+	p := wire.Parse
+	typ, delta, response, item, outIdx := p(f.typ), p(f.delta), p(f.response), p(f.item), p(f.outIdx)
 	switch typ.String() {
 	case "response.created", "response.in_progress":
 		s.responseObject(response)
@@ -145,7 +158,7 @@ func (s *stream) event(root gjson.Result, data []byte) {
 		}
 	case "response.function_call_arguments.done":
 		if pos, ok := s.byItem[outIdx.Int()]; ok {
-			s.output.calls[pos].Arguments = root.Get("arguments").String()
+			s.output.calls[pos].Arguments = wire.Parse(data).Get("arguments").String()
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		s.responseObject(response)

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // Parse parses b, which must not change while the result is in use.
@@ -54,4 +55,14 @@ func Detach(res *providers.Result) {
 		c := &res.ToolCalls[i]
 		c.ID, c.Name, c.Arguments = strings.Clone(c.ID), strings.Clone(c.Name), strings.Clone(c.Arguments)
 	}
+}
+
+// Members walks the members of the JSON object b holds, validating it in
+// the same pass (record.EachMember): fn gets each key as written (escapes
+// decoded) and its raw value, a view into b, to [Parse] only when it is
+// used (parsing a number or a string costs). It reports whether b is one
+// valid JSON object, having walked all of it. One pass instead of two: a
+// provider used to validate a body whole, then walk it again with gjson.
+func Members(b []byte, fn func(key, v []byte) bool) bool {
+	return record.EachMember(b, fn)
 }
