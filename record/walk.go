@@ -1,5 +1,7 @@
 package record
 
+import "bytes"
+
 // A walk over a JSON document that validates as it goes: the providers read
 // the members of a body and learn whether it is valid JSON in one pass,
 // instead of validating it first and walking it again.
@@ -138,4 +140,132 @@ func String(raw []byte) (string, bool) {
 		return "", false
 	}
 	return unquote(raw, escaped, s.badUTF8), true
+}
+
+// EachValidMember is [EachMember] for a value already known to be valid
+// JSON (a value [EachMember] handed out): it does not check again, and
+// skips strings with IndexByte alone, so walking a nested value of a
+// validated body costs a fraction of its first walk. On bytes that are not
+// valid JSON it returns what it makes of them, never panics, and may stop
+// early.
+func EachValidMember(b []byte, fn func(key, value []byte) bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	for i++; ; {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return // '}' or not valid
+		}
+		end := validStringEnd(b, i)
+		key := b[i+1 : max(end-1, i+1)]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if k, ok := String(b[i:end]); ok {
+				key = []byte(k)
+			}
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		i = skipSpace(b, i+1)
+		v := skipValid(b, i)
+		if !fn(key, b[i:v]) {
+			return
+		}
+		i = skipSpace(b, v)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// EachValidElement is [EachValidMember] for the elements of an array.
+func EachValidElement(b []byte, fn func(value []byte) bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return
+	}
+	for i++; ; {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] == ']' {
+			return
+		}
+		v := skipValid(b, i)
+		if v <= i || !fn(b[i:v]) {
+			return
+		}
+		i = skipSpace(b, v)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validStringEnd returns the index just past the string that opens at
+// b[i]: its first quote not escaped (preceded by an even run of
+// backslashes), found with IndexByte.
+func validStringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		q += j
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+}
+
+// skipValid returns the index just past the valid JSON value that starts
+// at b[i].
+func skipValid(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i = validStringEnd(b, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r', ':':
+		default:
+			if depth == 0 { // a number or a literal: to the next delimiter
+				for i < len(b) && !delimiter(b[i]) {
+					i++
+				}
+				return i
+			}
+		}
+		i++
+	}
+	return i
+}
+
+func delimiter(c byte) bool {
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':'
 }

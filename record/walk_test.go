@@ -3,6 +3,7 @@ package record_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,3 +91,28 @@ func FuzzEachMember(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEachValid: on valid JSON, the walks that do not check agree with the
+// ones that do; on anything else they do not panic.
+func FuzzEachValid(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":"x\"y\\","c":[1,{"d":null}],"e\u0066":true}`, `[1,"two",{"3":[]}, -4.5e1 ,false]`, `{"a":"\\\\"}`, `{`, `[1,`, `"x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type kv struct{ k, v string }
+		var want, got []kv
+		okM := record.EachMember(b, func(k, v []byte) bool { want = append(want, kv{string(k), string(v)}); return true })
+		record.EachValidMember(b, func(k, v []byte) bool { got = append(got, kv{string(k), string(v)}); return true })
+		if okM && !equalKV(want, got) {
+			t.Fatalf("members of %q: checked %q, unchecked %q", b, want, got)
+		}
+		var wantE, gotE []string
+		okE := record.EachElement(b, func(v []byte) bool { wantE = append(wantE, string(v)); return true })
+		record.EachValidElement(b, func(v []byte) bool { gotE = append(gotE, string(v)); return true })
+		if okE && !slices.Equal(wantE, gotE) {
+			t.Fatalf("elements of %q: checked %q, unchecked %q", b, wantE, gotE)
+		}
+	})
+}
+
+func equalKV[T comparable](a, b []T) bool { return slices.Equal(a, b) }
