@@ -78,17 +78,19 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		}
 		return call, true
 	}
-	if len(body) == 0 || body[0] != '{' || !record.ValidJSON(body) {
+	if len(body) == 0 || body[0] != '{' {
 		return call, true
 	}
 	var (
 		args         [][]byte
-		last         gjson.Result
-		instructions gjson.Result
+		last         []byte
+		instructions []byte
 		kw           kwargs
 	)
-	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
-		switch key := k.String(); key {
+	// One pass validates the body and reads its members; a body that is not
+	// valid JSON keeps no args and no kwargs.
+	ok := wire.Members(body, func(k, v []byte) bool {
+		switch string(k) {
 		case "messages":
 			if method == MethodChat {
 				args, last = elements(v)
@@ -105,23 +107,27 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 				return true
 			}
 		case "instructions":
-			if method == MethodResponses && v.Type == gjson.String {
+			if method == MethodResponses && v[0] == '"' {
 				instructions = v
 				return true
 			}
 		case "model":
-			if v.Type == gjson.String {
-				call.Model = wire.Str(v)
+			if v[0] == '"' {
+				call.Model, _ = record.String(v)
 			}
 		case "stream":
-			call.Stream = v.Bool()
+			call.Stream = string(v) == "true"
 		}
 		kw.add(k, v)
 		return true
 	})
-	if instructions.Exists() {
+	if !ok {
+		call.Model, call.Stream = deployment, false
+		return call, true
+	}
+	if instructions != nil {
 		// The Responses API's system prompt: first, and marked as such.
-		marked := append([]byte(`{"instructions":true,"role":"system","content":`), instructions.Raw...)
+		marked := append([]byte(`{"instructions":true,"role":"system","content":`), instructions...)
 		args = append([][]byte{append(marked, '}')}, args...)
 	}
 	var cut bool
@@ -134,21 +140,22 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		call.Kwargs = json.RawMessage(`{"…":"[kwargs cut]"}`)
 		call.Truncated = append(call.Truncated, "kwargs")
 	}
-	call.Speaker = speaker(method, last)
+	call.Speaker = speaker(method, wire.Parse(last))
 	return call, true
 }
 
-// elements returns the turns of a conversation field, with their large
-// inline data elided, and the last one. A string (a prompt, an input) is
-// one turn. The turns are views into the body: FitArray copies them.
-func elements(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
+// elements returns the turns of a conversation field (raw, validated),
+// with their large inline data elided, and the last one. A string (a
+// prompt, an input) is one turn. The turns are views into the body:
+// FitArray copies them.
+func elements(v []byte) ([][]byte, []byte) {
+	if v[0] != '[' {
+		return [][]byte{elide(v)}, v
 	}
 	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, e gjson.Result) bool {
-		out = append(out, elide(e.Raw))
+	var last []byte
+	record.EachValidElement(v, func(e []byte) bool {
+		out = append(out, elide(e))
 		last = e
 		return true
 	})
@@ -157,8 +164,8 @@ func elements(v gjson.Result) ([][]byte, gjson.Result) {
 
 // elide returns raw with base64 data replaced by a marker: raw itself, a
 // view into the body, when there is none.
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
+func elide(raw []byte) []byte {
+	out, _ := providers.ElideBase64(raw)
 	return out
 }
 
@@ -197,12 +204,13 @@ var skipParams = map[string]bool{
 	"prediction": true, // a whole predicted output
 }
 
-func (k *kwargs) add(key, v gjson.Result) {
-	name := key.String()
-	if skipParams[name] {
+func (k *kwargs) add(key, rawValue []byte) {
+	if skipParams[string(key)] {
 		return
 	}
-	quoted := key.Raw // as written, escapes and all
+	name := string(key) // no allocation: the switch below compares it
+	quoted := ""        // the key as written, or a name of ours
+	v := wire.Parse(rawValue)
 	var raw string
 	switch name {
 	case "tools", "functions":
@@ -232,9 +240,26 @@ func (k *kwargs) add(key, v gjson.Result) {
 	} else {
 		k.buf = append(k.buf, ',')
 	}
-	k.buf = append(k.buf, quoted...)
+	if quoted != "" {
+		k.buf = append(k.buf, quoted...)
+	} else {
+		k.buf = appendKey(k.buf, key)
+	}
 	k.buf = append(k.buf, ':')
 	k.buf = append(k.buf, raw...)
+}
+
+// appendKey appends key as a JSON string: quoted as is when it needs no
+// escape, the common case.
+func appendKey(dst, key []byte) []byte {
+	for _, c := range key {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return append(dst, providers.JSONText("", string(key), "")...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"')
 }
 
 func (k *kwargs) json() json.RawMessage {

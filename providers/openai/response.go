@@ -36,21 +36,16 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		// Empty: the call worked, the detail is lost.
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
-	if !record.ValidJSON(body) {
-		if expectsJSON(call.MethodName) {
-			// No SDK can use it: go-openai and openai-go fail to decode.
-			return providers.Undecodable(body)
-		}
-		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
-	}
 	var (
 		res                            providers.Result
-		object, id, model, status      gjson.Result
-		choices, usage, output, errObj gjson.Result
-		incomplete                     gjson.Result
+		object, id, model, status      []byte
+		choices, usage, output, errObj []byte
+		incomplete                     []byte
 	)
-	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	// One pass validates the body and finds its members; they are parsed
+	// only as they are used.
+	valid := wire.Members(body, func(k, v []byte) bool {
+		switch string(k) {
 		case "object":
 			object = v
 		case "id":
@@ -72,31 +67,39 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		}
 		return true
 	})
-	class := object.String()
+	if !valid {
+		if expectsJSON(call.MethodName) {
+			// No SDK can use it: go-openai and openai-go fail to decode.
+			return providers.Undecodable(body)
+		}
+		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
+	}
+	// Views into the body (wire.Parse), copied once by wire.Detach.
+	class := wire.Parse(object).String()
 	if class == "" {
 		class = valueClass(call.MethodName)
 	}
 	res.Outcome = record.Success(class)
-	res.Outcome.ResponseID = id.String()
-	res.Model = model.String()
-	res.Usage = readUsage(usage)
+	res.Outcome.ResponseID = wire.Parse(id).String()
+	res.Model = wire.Parse(model).String()
+	res.Usage = readUsage(wire.Parse(usage))
 	res.Finished = true
 	switch class {
 	case "chat.completion", "text_completion":
 		var c choiceSet
-		choices.ForEach(func(_, ch gjson.Result) bool {
+		record.EachValidElement(choices, func(ch []byte) bool {
 			c.message(ch)
 			return true
 		})
 		c.finish(&res)
 	case "response":
 		var o outputSet
-		output.ForEach(func(_, item gjson.Result) bool {
+		wire.Parse(output).ForEach(func(_, item gjson.Result) bool {
 			o.item(item)
 			return true
 		})
 		o.finish(&res)
-		responseStatus(&res, status.String(), incomplete, errObj, body)
+		responseStatus(&res, wire.Parse(status).String(), wire.Parse(incomplete), wire.Parse(errObj), body)
 	}
 	return res
 }
@@ -173,19 +176,18 @@ type choiceSet struct {
 	reason  string
 }
 
-// message reads one choice of a complete response. Each level is walked
-// once: a Get for a field after a long message, or for one that is absent,
-// would scan the whole message again.
-func (c *choiceSet) message(ch gjson.Result) {
-	ch.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+// message reads one choice of a complete response (raw, validated), each
+// level walked once.
+func (c *choiceSet) message(ch []byte) {
+	record.EachValidMember(ch, func(k, v []byte) bool {
+		switch string(k) {
 		case "finish_reason":
-			if v.Type == gjson.String && c.reason == "" {
-				c.reason = v.String()
+			if v[0] == '"' && c.reason == "" {
+				c.reason = wire.Parse(v).String() // a view: Detach copies it
 			}
 		case "text": // legacy completions
-			if v.Type == gjson.String {
-				c.text = appendText(c.text, v.String())
+			if v[0] == '"' {
+				c.text = appendJSONText(c.text, v)
 			}
 		case "message":
 			c.messageFields(v)
@@ -194,22 +196,22 @@ func (c *choiceSet) message(ch gjson.Result) {
 	})
 }
 
-func (c *choiceSet) messageFields(m gjson.Result) {
-	m.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+func (c *choiceSet) messageFields(m []byte) {
+	record.EachValidMember(m, func(k, v []byte) bool {
+		switch string(k) {
 		case "content":
-			if v.Type == gjson.String {
+			if v[0] == '"' {
 				if len(c.text) > 0 {
 					c.text = append(c.text, '\n') // another choice (n > 1)
 				}
-				c.text = appendText(c.text, v.String())
+				c.text = appendJSONText(c.text, v)
 			}
 		case "refusal":
-			if v.Type == gjson.String {
-				c.refusal = appendText(c.refusal, v.String())
+			if v[0] == '"' {
+				c.refusal = appendJSONText(c.refusal, v)
 			}
 		case "tool_calls":
-			v.ForEach(func(_, tc gjson.Result) bool {
+			wire.Parse(v).ForEach(func(_, tc gjson.Result) bool {
 				c.calls = append(c.calls, providers.ToolCall{
 					ID:        tc.Get("id").String(),
 					Name:      tc.Get("function.name").String(),
@@ -218,8 +220,9 @@ func (c *choiceSet) messageFields(m gjson.Result) {
 				return true
 			})
 		case "function_call": // the legacy form
-			if v.IsObject() {
-				c.calls = append(c.calls, providers.ToolCall{Name: v.Get("name").String(), Arguments: v.Get("arguments").String()})
+			if v[0] == '{' {
+				fc := wire.Parse(v)
+				c.calls = append(c.calls, providers.ToolCall{Name: fc.Get("name").String(), Arguments: fc.Get("arguments").String()})
 			}
 		}
 		return true
@@ -248,7 +251,7 @@ func (c *choiceSet) delta(ch []byte) {
 		return true
 	})
 	if len(reason) > 0 && reason[0] == '"' && (c.reason == "" || index == 0) {
-		c.reason, _ = record.String(reason)
+		c.reason = wire.Parse(reason).String() // a view: Detach copies it
 	}
 	if index != 0 {
 		return

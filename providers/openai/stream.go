@@ -112,11 +112,12 @@ func (f *eventFields) take(k, v []byte) bool {
 func (s *stream) event(f *eventFields, data []byte) {
 	// The raw fields are read as they are needed: a chat chunk, the
 	// common event, needs only its choices.
-	if s.res.Model == "" && len(f.model) > 0 {
-		s.res.Model, _ = record.String(f.model)
+	// Views into the body, copied once by wire.Detach.
+	if s.res.Model == "" && len(f.model) > 0 && f.model[0] == '"' {
+		s.res.Model = wire.Parse(f.model).String()
 	}
-	if s.res.Outcome.ResponseID == "" && len(f.id) > 0 && len(f.object) > 0 {
-		s.res.Outcome.ResponseID, _ = record.String(f.id)
+	if s.res.Outcome.ResponseID == "" && len(f.id) > 0 && f.id[0] == '"' && len(f.object) > 0 {
+		s.res.Outcome.ResponseID = wire.Parse(f.id).String()
 	}
 	if len(f.errObj) > 0 && f.errObj[0] == '{' {
 		// An error in the middle of a 200 stream.
