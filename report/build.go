@@ -38,44 +38,60 @@ func (b *Builder) ReadFrom(ctx context.Context, sources ...Source) error {
 	var read int64
 	last := start
 	for _, src := range sources {
-		cr := &countingReader{r: src.R, n: &read}
-		rd := record.NewReader(cr)
-		for i := 0; ; i++ {
-			if i%progressEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if b.opts.Progress != nil {
-					if now := time.Now(); now.Sub(last) >= 100*time.Millisecond {
-						last = now
-						b.opts.Progress(Progress{Records: b.records, Bytes: read, Elapsed: now.Sub(start)})
-					}
-				}
-			}
-			rec, err := rd.Read()
-			if err == nil {
-				b.Add(rec)
-				continue
-			}
-			if err == io.EOF {
-				break
-			}
-			var le *record.LineError
-			if errors.As(err, &le) {
-				b.AddBadLine(src.Name, le.Line, le.Err)
-				if b.opts.OnBadLine != nil {
-					b.opts.OnBadLine(src.Name, le.Line, le.Err)
-				}
-				continue
-			}
-			return fmt.Errorf("%s: %w", src.Name, err)
-		}
-		if rd.Torn() {
-			b.AddTorn(src.Name)
+		if err := b.readOne(ctx, src, &read, start, &last); err != nil {
+			return err
 		}
 	}
 	if b.opts.Progress != nil {
 		b.opts.Progress(Progress{Records: b.records, Bytes: read, Elapsed: time.Since(start)})
+	}
+	return nil
+}
+
+// readOne adds the records of one source and notes what was read from it
+// for the report's provenance, even when reading fails half way.
+func (b *Builder) readOne(ctx context.Context, src Source, read *int64, start time.Time, last *time.Time) error {
+	cr := &countingReader{r: src.R, n: read}
+	rd := record.NewReader(cr)
+	in := Input{Name: keyOf(src.Name)}
+	defer func() {
+		in.Lines, in.Torn = int64(rd.Line()), rd.Torn()
+		b.inputs = append(b.inputs, in)
+	}()
+	for i := 0; ; i++ {
+		if i%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if b.opts.Progress != nil {
+				if now := time.Now(); now.Sub(*last) >= 100*time.Millisecond {
+					*last = now
+					b.opts.Progress(Progress{Records: b.records, Bytes: *read, Elapsed: now.Sub(start)})
+				}
+			}
+		}
+		rec, err := rd.Read()
+		if err == nil {
+			b.Add(rec)
+			in.Records++
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		var le *record.LineError
+		if errors.As(err, &le) {
+			in.BadLines++
+			b.AddBadLine(src.Name, le.Line, le.Err)
+			if b.opts.OnBadLine != nil {
+				b.opts.OnBadLine(src.Name, le.Line, le.Err)
+			}
+			continue
+		}
+		return fmt.Errorf("%s: %w", src.Name, err)
+	}
+	if rd.Torn() {
+		b.AddTorn(src.Name)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +44,12 @@ type Options struct {
 	// costs one scan of a record's program_source per tag until found.
 	NoExamples bool
 
+	// Now gives the report's generated_at; default time.Now.
+	Now func() time.Time
+	// Tool names what made the report in its provenance; default this
+	// module's version as the binary records it, and the Go version.
+	Tool string
+
 	// Progress, when set, is called by [Build] about every 100 ms.
 	Progress func(Progress)
 	// OnBadLine, when set, is called by [Build] for each garbled line, as
@@ -69,6 +77,12 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxCallIDs, 1<<20)
 	def(&o.MaxBadLines, 10)
 	def(&o.MinEvidence, 100)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tool == "" {
+		o.Tool = toolVersion()
+	}
 	return o
 }
 
@@ -109,6 +123,9 @@ type Builder struct {
 	tokens      map[string]*Tokens
 	tokensOther Tokens
 
+	providers     map[string]*Provider
+	providerOther Provider
+
 	depth        [11]int64 // 0..9, 10+
 	depthUnknown int64
 
@@ -122,6 +139,8 @@ type Builder struct {
 	badLines    []BadLine
 	torn        int64
 	tornSources []string
+
+	inputs []Input // the sources ReadFrom read
 }
 
 type example struct {
@@ -142,8 +161,10 @@ func NewBuilder(opts Options) *Builder {
 		errors:   make(map[string]*ErrorType),
 		latency:  make(map[string]*histogram),
 		tokens:   make(map[string]*Tokens),
-		traces:   newTopK(o.TraceCapacity),
-		ids:      newIDSet(o.MaxCallIDs),
+
+		providers: make(map[string]*Provider),
+		traces:    newTopK(o.TraceCapacity),
+		ids:       newIDSet(o.MaxCallIDs),
 	}
 }
 
@@ -203,6 +224,17 @@ func (b *Builder) Add(r record.Record) {
 		t.InputTokens += int64(r.Usage.InputTokens)
 		t.OutputTokens += int64(r.Usage.OutputTokens)
 		t.TotalTokens += int64(r.Usage.TotalTokens)
+	}
+	p := b.providerOf(r.MethodName)
+	p.Records++
+	p.Calls += int64(n)
+	if !r.Outcome.OK {
+		p.Errors++
+	}
+	if r.Usage != nil {
+		p.InputTokens += int64(r.Usage.InputTokens)
+		p.OutputTokens += int64(r.Usage.OutputTokens)
+		p.TotalTokens += int64(r.Usage.TotalTokens)
 	}
 
 	switch {
@@ -273,6 +305,29 @@ func (b *Builder) tokensOf(model string) *Tokens {
 		b.tokens[model] = t
 	}
 	return t
+}
+
+// providerName is the provider of a method: the part of its name before
+// the first dot ("openai.chat.completions.create", "http.POST /x").
+func providerName(method string) string {
+	name, _, found := strings.Cut(method, ".")
+	if !found || name == "" {
+		return "(none)"
+	}
+	return name
+}
+
+func (b *Builder) providerOf(method string) *Provider {
+	name := keyOf(providerName(method))
+	p, ok := b.providers[name]
+	if !ok {
+		if len(b.providers) >= b.opts.MaxKeys {
+			return &b.providerOther
+		}
+		p = &Provider{Name: name}
+		b.providers[name] = p
+	}
+	return p
 }
 
 func (b *Builder) addHistory(r record.Record) {
@@ -403,7 +458,11 @@ func codeTexts(src string) []string {
 }
 
 // spanOf returns lines from..to (1-based) of src as one line: spaces
-// collapsed, control characters dropped, cut to maxExampleRunes.
+// collapsed, control characters dropped, at most maxExampleRunes. A finding
+// runs from where the history is named to the operation that earned its
+// tag, which is on its last line: when the whole span does not fit, the
+// first line and the last are kept, joined by " … ", so the example still
+// shows the code that earned the tag (".last(3)" at the end of a chain).
 func spanOf(src string, from, to int) string {
 	if from <= 0 {
 		return ""
@@ -417,18 +476,29 @@ func spanOf(src string, from, to int) string {
 		}
 		start += i + 1
 	}
-	end := start
-	for line := from; line <= to && end < len(src); line++ {
-		i := strings.IndexByte(src[end:], '\n')
-		if i < 0 {
-			end = len(src)
-			break
-		}
-		end += i + 1
+	var lines []string
+	rest := src[start:]
+	for line := from; line <= to && rest != ""; line++ {
+		l, after, _ := strings.Cut(rest, "\n")
+		// Only the first few hundred bytes of a line can be shown.
+		lines = append(lines, l[:min(len(l), 16*maxExampleRunes)])
+		rest = after
 	}
-	// Only the first few hundred bytes can be shown.
-	span := src[start:min(end, start+16*maxExampleRunes)]
-	return oneLine(span, maxExampleRunes)
+	if len(lines) == 0 {
+		return ""
+	}
+	whole := oneLine(strings.Join(lines, "\n"), 4*maxExampleRunes)
+	if len(lines) == 1 || utf8.RuneCountInString(whole) <= maxExampleRunes {
+		return oneLine(whole, maxExampleRunes)
+	}
+	const sep = " … "
+	last := oneLine(lines[len(lines)-1], 4*maxExampleRunes)
+	if n := utf8.RuneCountInString(last); n > maxExampleRunes/2 {
+		r := []rune(last)
+		last = "…" + strings.TrimLeft(string(r[n-maxExampleRunes/2+1:]), " ")
+	}
+	head := oneLine(lines[0], maxExampleRunes-utf8.RuneCountInString(sep)-utf8.RuneCountInString(last))
+	return head + sep + last
 }
 
 // AddBadLine counts a line of source that is not a record; the first few
@@ -485,6 +555,18 @@ func rate(n, d int64) float64 {
 // adding records afterwards.
 func (b *Builder) Report() *Report {
 	r := &Report{Version: 1}
+	r.Provenance = Provenance{
+		GeneratedAt: record.FormatTime(b.opts.Now()),
+		Tool:        b.opts.Tool,
+		Inputs:      slices.Clone(b.inputs),
+		BadLines:    b.garbled,
+	}
+	if r.Provenance.Inputs == nil {
+		r.Provenance.Inputs = []Input{}
+	}
+	for _, in := range b.inputs {
+		r.Provenance.Lines += in.Lines
+	}
 	r.Summary = Summary{
 		Records:         b.records,
 		Calls:           b.calls,
@@ -516,6 +598,7 @@ func (b *Builder) Report() *Report {
 	r.Speakers = withOther(b.speakers)
 	r.Methods = withOther(b.methods)
 	r.Models = withOther(b.models)
+	r.Providers = b.providerSums()
 	r.Errors = b.errorTypes()
 	r.Retries = Retries{RetriedRecords: b.retried, ExtraAttempts: b.extra}
 	for i, n := range b.attempts {
@@ -657,6 +740,22 @@ func (b *Builder) tokenSums() []Tokens {
 	return out
 }
 
+func (b *Builder) providerSums() []Provider {
+	out := []Provider{}
+	for _, p := range b.providers {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Provider) int {
+		return cmp.Or(cmp.Compare(b.Records, a.Records), strings.Compare(a.Name, b.Name))
+	})
+	if b.providerOther.Records > 0 {
+		o := b.providerOther
+		o.Name = "(other)"
+		out = append(out, o)
+	}
+	return out
+}
+
 // percent formats n/d as a percentage with one decimal, never rounding
 // to 100% what is not all, nor to 0% what is not none.
 func percent(n, d int64) string {
@@ -692,10 +791,10 @@ func (b *Builder) checklist(r *Report) []Check {
 	}
 
 	add("append_success", "History record appended for every call (100%)",
-		fmt.Sprintf("%s (%s of %s records)", percent(b.appended, b.records), num(b.appended), num(b.records)),
+		fmt.Sprintf("%s (%s of %s)", percent(b.appended, b.records), num(b.appended), plural(b.records, "record", "records")),
 		whole(b.appended, b.records))
 	add("guidance_presence", "History guidance in every generated call's prompt (100%)",
-		fmt.Sprintf("%s (%s of %s records)", percent(b.guidance, b.records), num(b.guidance), num(b.records)),
+		fmt.Sprintf("%s (%s of %s)", percent(b.guidance, b.records), num(b.guidance), plural(b.records, "record", "records")),
 		whole(b.guidance, b.records))
 
 	v := NoData
@@ -774,4 +873,54 @@ func (b *Builder) notes(r *Report) []string {
 		notes = append(notes, fmt.Sprintf("Duplicate call ids were checked for the first %d distinct ids only; %d records were not checked.", b.opts.MaxCallIDs, b.ids.unchecked))
 	}
 	return notes
+}
+
+// modulePath is this module's path, looked for in the binary's build info.
+const modulePath = "github.com/llmhistory/llmhistory"
+
+// toolVersion names what is making the report: this module at the version
+// the binary was built from (a release tag, a pseudo-version, or the
+// commit of a checkout), and the Go version.
+func toolVersion() string {
+	version := "of unknown version"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		m := &bi.Main
+		if m.Path != modulePath {
+			m = nil
+			for _, d := range bi.Deps {
+				if d.Path == modulePath {
+					m = d
+					break
+				}
+			}
+		}
+		if m != nil {
+			version = m.Version
+			if m.Replace != nil && m.Replace.Version != "" {
+				version = m.Replace.Version
+			}
+		}
+		if version == "" || version == "(devel)" {
+			version = "devel"
+			var rev, modified string
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					modified = s.Value
+				}
+			}
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if rev != "" {
+				version = "commit " + rev
+				if modified == "true" {
+					version += " with changes"
+				}
+			}
+		}
+	}
+	return "llmhistory " + version + " (" + runtime.Version() + ")"
 }

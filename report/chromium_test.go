@@ -3,15 +3,20 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
 )
 
@@ -71,3 +76,98 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Logf("screenshot in %s", abs)
 	}
 }
+
+// The page's layout, measured in a real browser at a phone's width: no
+// timestamp is broken across lines, every quantile of the latency chart
+// is labelled without labels running into each other or off the chart,
+// and a p50 a hundred times smaller than its p99 is still a bar one can
+// see. The page forbids scripts; the measuring script is added to a copy
+// made for this test only.
+func TestHTMLLayoutInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed: ", err)
+	}
+	var recs []record.Record
+	for i := range 100 {
+		r := call(fmt.Sprintf("w%d", i), i%60)
+		r.MethodName = "anthropic.messages.create"
+		r.DurationMS = 100
+		if i >= 98 {
+			r.DurationMS = 10_000
+		}
+		recs = append(recs, r)
+	}
+	recs = append(recs, fixture()...)
+	r := build(t, report.Options{}, encode(t, recs...))
+	var page bytes.Buffer
+	require.NoError(t, r.WriteHTML(&page))
+	html := page.String()
+	require.Contains(t, html, `<meta http-equiv="Content-Security-Policy"`)
+	html = regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`).ReplaceAllString(html, "")
+	html = strings.Replace(html, "</body>", measureScript+"</body>", 1)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "layout.html")
+	require.NoError(t, os.WriteFile(path, []byte(html), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=420,3000", "--dump-dom", "file://"+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	require.NoError(t, err, "chromium: %s", stderr.String())
+	m := regexp.MustCompile(`(?s)<pre id="layout">(.*?)</pre>`).FindSubmatch(dom)
+	require.NotNil(t, m, "the measuring script ran")
+	var got struct {
+		Timestamps, BrokenTimestamps int
+		Labels                       []string
+		Overlaps, Outside            []string
+		P50, P99                     float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(htmlUnescape(string(m[1]))), &got), string(m[1]))
+	assert.GreaterOrEqual(t, got.Timestamps, 5, "the provenance, summary and span timestamps")
+	assert.Zero(t, got.BrokenTimestamps, "a timestamp broken across lines")
+	assert.Contains(t, got.Labels, "p50 100 ms")
+	assert.Contains(t, got.Labels, "p99 10 s")
+	assert.Len(t, got.Labels, 3*3, "p50, p90 and p99 of each of the 3 methods, labelled")
+	assert.Empty(t, got.Overlaps, "labels running into each other")
+	assert.Empty(t, got.Outside, "labels cut off by the chart's edge")
+	assert.Greater(t, got.P50, got.P99/4, "p50 (%v px) visible next to p99 (%v px)", got.P50, got.P99)
+}
+
+func htmlUnescape(s string) string {
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&amp;", "&").Replace(s)
+}
+
+const measureScript = `<pre id="layout"></pre><script>
+(function () {
+  var out = {Timestamps: 0, BrokenTimestamps: 0, Labels: [], Overlaps: [], Outside: [], P50: 0, P99: 0};
+  document.querySelectorAll('.ts').forEach(function (e) {
+    out.Timestamps++;
+    if (e.getClientRects().length !== 1) out.BrokenTimestamps++;
+  });
+  var svg = document.getElementById('chart-latency');
+  var width = svg.viewBox.baseVal.width;
+  var boxes = [];
+  svg.querySelectorAll('text.q').forEach(function (e) {
+    var b = e.getBBox();
+    out.Labels.push(e.textContent);
+    if (b.x < 0 || b.x + b.width > width) out.Outside.push(e.textContent);
+    boxes.push({t: e.textContent, b: b});
+  });
+  for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
+    var a = boxes[i].b, c = boxes[j].b;
+    if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height)
+      out.Overlaps.push(boxes[i].t + ' / ' + boxes[j].t);
+  }
+  svg.querySelectorAll('g').forEach(function (g) {
+    if (g.querySelector('title').textContent !== 'anthropic.messages.create') return;
+    out.P50 = g.querySelector('rect.p50').getBBox().width;
+    out.P99 = g.querySelector('rect.p99').getBBox().width;
+  });
+  document.getElementById('layout').textContent = JSON.stringify(out);
+})();
+</script>`

@@ -1,8 +1,9 @@
-// Package report builds the evidence report of the recording plan from
-// history records: how often generated code reads the conversation
-// history and with which query patterns, whether every call was appended
-// and carried the history guidance, error, retry, latency and token
-// figures, and the evidence-review checklist with a verdict per item.
+// Package report builds an evidence report from history records, for an
+// architecture review of how an application uses its LLM history: how
+// often generated code reads the conversation history and with which
+// query patterns, whether every call was appended and carried the history
+// guidance, error, retry, latency and token figures per method, model and
+// provider, and the evidence-review checklist with a verdict per item.
 //
 // # Building
 //
@@ -13,6 +14,17 @@
 // [Builder.Report] returns a [Report], which writes itself as Markdown
 // (for people, the default), JSON (for programs) or a self-contained HTML
 // page with SVG charts.
+//
+// Reading is strict ([record.Reader]): a line without the required fields
+// of a record, or without its version, is a bad line, counted and named
+// with its source and line number like any other, never a record of
+// "(none)"s that would skew the rates.
+//
+// Every report begins with its provenance: when it was made, by which
+// version of this module and of Go, and from which inputs, with the lines
+// read, the records and the bad lines of each. Durations are shown in the
+// unit a person reads (200 µs, 40.9 ms, 5.6 s); the JSON keeps
+// milliseconds.
 //
 // # Bounds and estimates
 //
@@ -44,8 +56,9 @@
 //
 // # Checklist
 //
-// The evidence-review checklist of the plan's success metrics, each with
-// its figure and a verdict ("met", "not met", "no data", "not checked"):
+// The evidence-review checklist: what a recorded history must show before
+// its figures can be trusted, each item with its figure and a verdict
+// ("met", "not met", "no data", "not checked"):
 //
 //   - append_success: every record has history_record_appended;
 //   - guidance_presence: every record has history_guidance;
@@ -66,6 +79,9 @@
 // null.
 //
 //	version                      1
+//	provenance                   generated_at (RFC 3339 UTC), tool (module and Go
+//	                             versions), inputs[] (name, lines, records,
+//	                             bad_lines, torn), lines, bad_lines
 //	summary                      records, calls (sum of attempts, 0 counting as 1),
 //	                             ok_records, error_records (not ok, canceled included),
 //	                             canceled_records, first_timestamp, last_timestamp
@@ -82,6 +98,10 @@
 //	                             known tags in detect's stable order, others after
 //	speakers[], methods[],       name, count; largest first; "(none)" for records
 //	models[]                     without one, "(other)" last for names past the cap
+//	providers[]                  name (method_name before its first dot: openai,
+//	                             gemini, anthropic, http), records, calls (attempts),
+//	                             errors (not ok, canceled included), input_tokens,
+//	                             output_tokens, total_tokens; most records first
 //	errors[]                     type, count, retriable (how many of count)
 //	retries                      histogram[] (name "1".."4", "5+"; count),
 //	                             retried_records, extra_attempts
@@ -106,7 +126,10 @@
 //
 // [Report.WriteHTML] writes one page with no script and no external
 // resource: inline CSS, and inline SVG charts with ids chart-latency
-// (p50, p90, p99 bars per method), chart-patterns and chart-errors. Record
+// (p50, p90, p99 bars per method on a logarithmic scale with a labelled
+// decade grid, so a p50 stays visible beside a p99 a hundred times longer,
+// and each bar labelled with its quantile and value), chart-patterns and
+// chart-errors. Timestamps never break across lines. Record
 // contents are untrusted: html/template escapes all of them, and the
 // page's Content-Security-Policy allows no script at all.
 //

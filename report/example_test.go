@@ -50,7 +50,7 @@ func Example() {
 
 // Build reads JSON Lines; WriteMarkdown is the report for people.
 func ExampleBuild() {
-	jsonl := `{"call_id":"c1","timestamp":"2026-03-01T10:00:00Z","speaker":"user","method_name":"gemini.models.generateContent","args":[],"kwargs":{},"outcome_summary":{"status":"error","ok":false,"error_type":"rate_limit","retriable":true},"attempts":3,"history_record_appended":true,"conversation_history_size":1,"history_access_detected":false,"history_query_patterns":[]}
+	jsonl := `{"call_id":"c1","timestamp":"2026-03-01T10:00:00Z","speaker":"user","method_name":"gemini.models.generateContent","args":[],"kwargs":{},"outcome_summary":{"status":"error","ok":false,"error_type":"rate_limit","retriable":true},"attempts":3,"history_record_appended":true,"conversation_history_size":1,"history_access_detected":false,"history_query_patterns":[],"version":1}
 not a record
 `
 	r, err := report.Build(context.Background(), report.Options{}, report.Source{Name: "h.jsonl", R: strings.NewReader(jsonl)})
@@ -59,10 +59,11 @@ not a record
 		return
 	}
 	fmt.Println(r.Summary.Records, r.Summary.Calls, r.Errors[0].Type, r.BadInput.GarbledLines)
-	var md strings.Builder
-	_ = r.WriteMarkdown(&md)
-	fmt.Println(strings.SplitN(md.String(), "\n", 4)[2]) // the summary paragraph
+	in := r.Provenance.Inputs[0]
+	fmt.Printf("%s: %d lines, %d record, %d bad\n", in.Name, in.Lines, in.Records, in.BadLines)
+	fmt.Println(r.SummaryText()) // the paragraph under the title of the Markdown and HTML forms
 	// Output:
 	// 1 3 rate_limit 1
-	// 1 record (logical call) made 3 HTTP calls from 2026-03-01T10:00:00.000000Z to 2026-03-01T10:00:00.000000Z. Appended to the history: 100% of records; history guidance in the prompt: 0.0%. History access was detected in 0.0% of all records; no record carries program source. Records that ended in error: 1. Checklist items met: 3 of 6. 1 line could not be read as records.
+	// h.jsonl: 2 lines, 1 record, 1 bad
+	// 1 record (logical call) made 3 HTTP calls from 2026-03-01 10:00:00 UTC to 2026-03-01 10:00:00 UTC. Appended to the history: 100% of records; history guidance in the prompt: 0.0%. History access was detected in 0.0% of all records; no record carries program source. Records that ended in error (canceled included): 1. Checklist items met: 3 of 6. 1 line could not be read as records.
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -18,11 +19,20 @@ import (
 func (r *Report) WriteHTML(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	data := htmlData{
-		R:        r,
-		Summary:  r.SummaryText(),
-		Latency:  latencyChart(r.Latency),
-		Patterns: barChart("chart-patterns", "Records by history query pattern tag", patternBars(r.Patterns)),
-		Errors:   barChart("chart-errors", "Records by error type", errorBars(r.Errors)),
+		R:            r,
+		Provenance:   r.provenance(),
+		Summary:      r.summary(),
+		Span:         r.spanSentence(),
+		HistoryRows:  r.historyRows(),
+		CallRows:     r.callRows(),
+		MeanHistory:  trimFloat(r.History.MeanHistorySize),
+		RetriesText:  r.retriesText(),
+		TracesText:   r.tracesText(),
+		BadInputText: r.badInputText(),
+		LatencyNote:  latencyNote,
+		Latency:      latencyChart(r.Latency),
+		Patterns:     barChart("chart-patterns", "Records by history query pattern tag", patternBars(r.Patterns)),
+		Errors:       barChart("chart-errors", "Records by error type", errorBars(r.Errors)),
 	}
 	if err := pageTemplate.Execute(bw, data); err != nil {
 		return err
@@ -31,9 +41,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 type htmlData struct {
-	R                         *Report
-	Summary                   string
-	Latency, Patterns, Errors chart
+	R                                                               *Report
+	Provenance, Summary, Span                                       sentence
+	HistoryRows, CallRows                                           []row
+	MeanHistory, RetriesText, TracesText, BadInputText, LatencyNote string
+	Latency, Patterns, Errors                                       chart
 }
 
 // chart is an SVG chart laid out in Go, so the template only places it.
@@ -42,7 +54,14 @@ type chart struct {
 	Width, Height int
 	Rows          []chartRow
 	Legend        []legendItem
-	Empty         string // shown instead of bars when there are none
+	Grid          []gridLine // a scale's lines, under the bars
+	Empty         string     // shown instead of bars when there are none
+}
+
+// gridLine is one line of a chart's scale and its label below the plot.
+type gridLine struct {
+	X, Y1, Y2, LabelY float64
+	Label             string
 }
 
 type chartRow struct {
@@ -59,6 +78,9 @@ type chartBar struct {
 	Class      string
 	X, Y, W, H float64
 	Tip        string
+	// Label, when set, is written after the bar: the quantile and value.
+	Label          string
+	LabelX, LabelY float64
 }
 
 type legendItem struct {
@@ -136,54 +158,78 @@ func barChart(id, title string, bars []bar) chart {
 	return c
 }
 
+// latencyChart draws p50, p90 and p99 of each method on a logarithmic
+// scale, so a p50 of 100 ms stays visible beside a p99 of 10 s, with a
+// decade grid labelled in human units and each bar labelled with its
+// quantile and value.
 func latencyChart(ls []Latency) chart {
-	c := chart{ID: "chart-latency", Title: "Latency per method: p50, p90 and p99 in milliseconds", Width: chartWidth}
+	c := chart{ID: "chart-latency", Title: "Latency per method: p50, p90 and p99 (logarithmic scale)", Width: chartWidth}
 	ls = ls[:min(len(ls), maxChartRows)]
-	var top float64
+	lo, hi := math.Inf(1), 0.0
 	for _, l := range ls {
-		top = max(top, l.P99MS)
+		for _, v := range []float64{l.P50MS, l.P90MS, l.P99MS} {
+			if v > 0 {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
 	}
-	const rowH = 44
+	const (
+		rowH   = 58
+		barH   = 12
+		barGap = 5   // an 11 px label is about 15 px tall: one per bar, apart
+		valueW = 110 // room for "p99 12.3 min" after the longest bar
+	)
+	plot := float64(chartWidth - chartLabelW - valueW)
 	y0 := float64(chartTop + 22) // below the legend
 	for i, name := range []string{"p50", "p90", "p99"} {
 		c.Legend = append(c.Legend, legendItem{Class: name, Label: name, X: chartLabelW + float64(i)*80, TextX: chartLabelW + float64(i)*80 + 16})
 	}
-	plot := float64(chartWidth - chartLabelW - chartValueW)
+	if hi == 0 {
+		c.Legend = nil
+		c.Empty = "No record carries a duration."
+		c.Height = 40
+		return c
+	}
+	// The scale starts a decade below the smallest value, so the smallest
+	// bar has a length to compare, and ends at the decade above the largest.
+	dlo := math.Floor(math.Log10(lo)) - 1
+	dhi := max(math.Ceil(math.Log10(hi)), dlo+2)
+	x := func(v float64) float64 {
+		if v <= 0 {
+			return 0
+		}
+		return max((math.Log10(v)-dlo)/(dhi-dlo)*plot, 2)
+	}
 	for i, l := range ls {
 		y := y0 + float64(i*rowH)
-		row := chartRow{Label: cut(l.Method, chartLabel), Full: l.Method, LabelX: chartLabelW - 8, LabelY: y + 24}
-		var end float64
+		row := chartRow{Label: cut(l.Method, chartLabel), Full: l.Method, LabelX: chartLabelW - 8, LabelY: y + 28}
 		for j, q := range []struct {
 			name string
 			v    float64
 		}{{"p50", l.P50MS}, {"p90", l.P90MS}, {"p99", l.P99MS}} {
-			w := 0.0
-			if top > 0 {
-				w = max(q.v/top*plot, 1)
-			}
-			end = max(end, w)
+			w := x(q.v)
+			by := y + 4 + float64(j)*(barH+barGap)
 			row.Bars = append(row.Bars, chartBar{
-				Class: q.name, X: chartLabelW, Y: y + 4 + float64(j)*12, W: w, H: 10,
-				Tip: fmt.Sprintf("%s %s: %s ms", l.Method, q.name, ms(q.v)),
+				Class: q.name, X: chartLabelW, Y: by, W: w, H: barH,
+				Tip:   fmt.Sprintf("%s %s: %s", l.Method, q.name, human(q.v)),
+				Label: q.name + " " + human(q.v), LabelX: chartLabelW + w + 5, LabelY: by + barH - 1,
 			})
 		}
-		row.Value = ms(l.P99MS) + " ms"
-		row.ValueX, row.ValueY = chartLabelW+end+6, y+38
 		c.Rows = append(c.Rows, row)
 	}
-	c.Height = int(y0) + len(ls)*rowH + chartTop
-	if len(ls) == 0 {
-		c.Legend = nil
-		c.Empty = "No record carries a duration."
-		c.Height = 40
+	height := y0 + float64(len(ls)*rowH)
+	for d := dlo; d <= dhi; d++ {
+		gx := chartLabelW + (d-dlo)/(dhi-dlo)*plot
+		c.Grid = append(c.Grid, gridLine{X: gx, Y1: y0, Y2: height, Label: human(math.Pow(10, d)), LabelY: height + 14})
 	}
+	c.Height = int(height) + 22
 	return c
 }
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"num":     num,
 	"percent": percent,
-	"ms":      ms,
+	"human":   human,
 	"list":    func(v ...any) []any { return v },
 	"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"verdict": func(v string) string {
@@ -211,10 +257,12 @@ h1{font-size:26px;margin:8px 0 12px}
 h2{font-size:19px;margin:32px 0 10px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 8px}
 p.summary{font-size:16px;background:#fff;border:1px solid #d8dce3;border-radius:6px;padding:12px 16px}
+p.provenance{color:#4a5261;font-size:14px;margin:0 0 10px}
+.ts{white-space:nowrap}
 table{border-collapse:collapse;width:100%;background:#fff;margin:6px 0 14px;font-size:14px}
 th,td{border:1px solid #e1e4ea;padding:5px 9px;text-align:left;vertical-align:top}
 th{background:#eef0f4;font-weight:600}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td code{font-size:13px;word-break:break-all}
 table.narrow{width:auto;min-width:40%}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:13px;white-space:nowrap}
@@ -223,6 +271,8 @@ figure{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:10px 0 
 figcaption{font-weight:600;margin:0 0 6px}
 svg{display:block;max-width:100%;height:auto}
 svg text{font:12px system-ui,sans-serif;fill:#1d2433}
+svg text.q,svg text.tick{font-size:11px;fill:#4a5261}
+svg line.grid{stroke:#e1e4ea;stroke-width:1}
 svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:#e45756}
 .note{color:#4a5261;font-size:14px}
 </style>
@@ -230,7 +280,16 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <body>
 <main>
 <h1>LLM call history: evidence report</h1>
-<p class="summary">{{.Summary}}</p>
+<p class="provenance">{{template "sentence" .Provenance}}</p>
+{{- if gt (len .R.Provenance.Inputs) 1}}
+<table>
+<tr><th>Input</th><th class="n">Lines</th><th class="n">Records</th><th class="n">Bad lines</th><th>Torn last line</th></tr>
+{{- range .R.Provenance.Inputs}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Lines}}</td><td class="n">{{num .Records}}</td><td class="n">{{num .BadLines}}</td><td>{{if .Torn}}yes{{end}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+<p class="summary">{{template "sentence" .Summary}}</p>
 
 <h2>Evidence-review checklist</h2>
 <table>
@@ -241,44 +300,43 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 </table>
 
 <h2>History telemetry</h2>
-{{- with .R.History}}{{$n := $.R.Summary.Records}}
 <table>
 <tr><th>Figure</th><th class="n">Records</th><th class="n">Share</th></tr>
-<tr><td>history record appended</td><td class="n">{{num .Appended}}</td><td class="n">{{percent .Appended $n}}</td></tr>
-<tr><td>history guidance in the prompt</td><td class="n">{{num .Guidance}}</td><td class="n">{{percent .Guidance $n}}</td></tr>
-<tr><td>history access detected</td><td class="n">{{num .Access}}</td><td class="n">{{percent .Access $n}}</td></tr>
-<tr><td>with program source</td><td class="n">{{num .WithProgramSource}}</td><td class="n">{{percent .WithProgramSource $n}}</td></tr>
-<tr><td>… of which history access detected</td><td class="n">{{num .AccessWithProgramSource}}</td><td class="n">{{percent .AccessWithProgramSource .WithProgramSource}}</td></tr>
-<tr><td>program source mentions conversation_history</td><td class="n">{{num .ReferencesHistory}}</td><td class="n">{{percent .ReferencesHistory .WithProgramSource}}</td></tr>
-<tr><td>… of which no access detected</td><td class="n">{{num .ReferencesWithoutAccess}}</td><td class="n">{{percent .ReferencesWithoutAccess .ReferencesHistory}}</td></tr>
-</table>
-<p class="note">Conversation history size: at most {{.MaxHistorySize}}, mean {{ms .MeanHistorySize}}.</p>
+{{- range .HistoryRows}}
+<tr><td>{{.Label}}</td><td class="n">{{num .Count}}</td><td class="n">{{.Share}}</td></tr>
 {{- end}}
+</table>
+<p class="note">Conversation history size: at most {{.R.History.MaxHistorySize}}, mean {{.MeanHistory}}.</p>
 
 <h2>History query patterns</h2>
 {{template "chart" .Patterns}}
 {{- if .R.Patterns}}
 <table>
-<tr><th>Tag</th><th class="n">Records</th><th>Example</th></tr>
+<tr><th>Tag</th><th class="n">Records</th><th class="n">Of access</th><th>Example</th></tr>
 {{- range .R.Patterns}}
-<tr><td>{{.Tag}}</td><td class="n">{{num .Records}}</td><td>{{if .Example}}<code>{{.Example}}</code>{{end}}</td></tr>
+<tr><td>{{.Tag}}</td><td class="n">{{num .Records}}</td><td class="n">{{percent .Records $.R.History.Access}}</td><td>{{if .Example}}<code>{{.Example}}</code>{{end}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
 
 <h2>Calls</h2>
-{{- with .R.Summary}}
 <table>
 <tr><th>Figure</th><th class="n">Count</th></tr>
-<tr><td>records (logical calls)</td><td class="n">{{num .Records}}</td></tr>
-<tr><td>HTTP calls (attempts)</td><td class="n">{{num .Calls}}</td></tr>
-<tr><td>ok</td><td class="n">{{num .OKRecords}}</td></tr>
-<tr><td>not ok (canceled included)</td><td class="n">{{num .ErrorRecords}}</td></tr>
-<tr><td>canceled</td><td class="n">{{num .CanceledRecords}}</td></tr>
-</table>
-{{- if .FirstTimestamp}}
-<p class="note">From {{.FirstTimestamp}} to {{.LastTimestamp}} ({{ms .SpanSeconds}} s).</p>
+{{- range .CallRows}}
+<tr><td>{{.Label}}</td><td class="n">{{num .Count}}</td></tr>
 {{- end}}
+</table>
+{{- if .Span}}
+<p class="note">{{template "sentence" .Span}}</p>
+{{- end}}
+{{- if .R.Providers}}
+<h3>Providers</h3>
+<table>
+<tr><th>Provider</th><th class="n">Records</th><th class="n">HTTP calls</th><th class="n">Errors</th><th class="n">Input tokens</th><th class="n">Output tokens</th><th class="n">Total tokens</th></tr>
+{{- range .R.Providers}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{num .Calls}}</td><td class="n">{{num .Errors}}</td><td class="n">{{num .InputTokens}}</td><td class="n">{{num .OutputTokens}}</td><td class="n">{{num .TotalTokens}}</td></tr>
+{{- end}}
+</table>
 {{- end}}
 {{template "counts" (list "Speakers" .R.Speakers .R.Summary.Records)}}
 {{template "counts" (list "Methods" .R.Methods .R.Summary.Records)}}
@@ -288,15 +346,15 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{template "chart" .Errors}}
 {{- if .R.Errors}}
 <table>
-<tr><th>Error type</th><th class="n">Records</th><th class="n">Retriable</th></tr>
+<tr><th>Error type</th><th class="n">Records</th><th class="n">Retriable</th><th class="n">Retriable share</th></tr>
 {{- range .R.Errors}}
-<tr><td>{{.Type}}</td><td class="n">{{num .Count}}</td><td class="n">{{num .Retriable}} ({{percent .Retriable .Count}})</td></tr>
+<tr><td>{{.Type}}</td><td class="n">{{num .Count}}</td><td class="n">{{num .Retriable}}</td><td class="n">{{percent .Retriable .Count}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
 
 <h2>Retries</h2>
-<p class="note">Records retried: {{num .R.Retries.RetriedRecords}}, with {{num .R.Retries.ExtraAttempts}} attempts beyond the first in all; each retried call is one record.</p>
+<p class="note">{{.RetriesText}}</p>
 <table class="narrow">
 <tr><th class="n">Attempts</th><th class="n">Records</th></tr>
 {{- range .R.Retries.Histogram}}
@@ -307,11 +365,11 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <h2>Latency</h2>
 {{template "chart" .Latency}}
 {{- if .R.Latency}}
-<p class="note">Milliseconds per logical call, retries included. Quantiles are within 1% of the true value.</p>
+<p class="note">{{.LatencyNote}}</p>
 <table>
 <tr><th>Method</th><th class="n">Records</th><th class="n">p50</th><th class="n">p90</th><th class="n">p99</th><th class="n">max</th></tr>
 {{- range .R.Latency}}
-<tr><td>{{.Method}}</td><td class="n">{{num .Records}}</td><td class="n">{{ms .P50MS}}</td><td class="n">{{ms .P90MS}}</td><td class="n">{{ms .P99MS}}</td><td class="n">{{ms .MaxMS}}</td></tr>
+<tr><td>{{.Method}}</td><td class="n">{{num .Records}}</td><td class="n">{{human .P50MS}}</td><td class="n">{{human .P90MS}}</td><td class="n">{{human .P99MS}}</td><td class="n">{{human .MaxMS}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -330,17 +388,16 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 
 <h2>Depth</h2>
 <table class="narrow">
-<tr><th class="n">Depth</th><th class="n">Records</th></tr>
+<tr><th class="n">Depth</th><th class="n">Records</th><th class="n">Share</th></tr>
 {{- range .R.Depth}}{{if .Count}}
-<tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
+<tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td><td class="n">{{percent .Count $.R.Summary.Records}}</td></tr>
 {{- end}}{{end}}
 </table>
 
 <h2>Largest traces</h2>
 {{- with .R.Traces}}
 {{- if .Top}}
-<p class="note">{{num .WithTrace}} records with a trace, {{num .WithoutTrace}} without.
-{{- if .Exact}} Counts are exact.{{else}} More traces than the counter holds: each count is an upper bound, too high by at most its overcount ({{num .MaxOvercount}} at most).{{end}}</p>
+<p class="note">{{$.TracesText}}</p>
 <table>
 <tr><th>Trace</th><th class="n">Records</th>{{if not .Exact}}<th class="n">Overcount at most</th>{{end}}</tr>
 {{- $exact := .Exact}}
@@ -356,7 +413,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <h2>Bad input</h2>
 {{- with .R.BadInput}}
 {{- if or .GarbledLines .TornTails}}
-<p class="note">Garbled lines skipped: {{num .GarbledLines}}. Sources that ended in a torn line (a crash in mid-write; the line was skipped): {{num .TornTails}}.</p>
+<p class="note">{{$.BadInputText}}</p>
 {{- if .FirstGarbled}}
 <table>
 <tr><th>Line</th><th>Reason</th></tr>
@@ -384,6 +441,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 </main>
 </body>
 </html>
+{{define "sentence"}}{{range .}}{{if .TS}}<span class="ts">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{end}}
 {{define "chart"}}
 <figure>
 <figcaption>{{.Title}}</figcaption>
@@ -391,6 +449,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <title>{{.Title}}</title>
 {{- if .Empty}}
 <text x="10" y="24">{{.Empty}}</text>
+{{- end}}
+{{- range .Grid}}
+<line class="grid" x1="{{f .X}}" y1="{{f .Y1}}" x2="{{f .X}}" y2="{{f .Y2}}"></line><text class="tick" x="{{f .X}}" y="{{f .LabelY}}" text-anchor="middle">{{.Label}}</text>
 {{- end}}
 {{- range .Legend}}
 <rect class="{{.Class}} legend" x="{{f .X}}" y="8" width="12" height="12"></rect><text x="{{f .TextX}}" y="18">{{.Label}}</text>
@@ -400,8 +461,11 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <text x="{{f .LabelX}}" y="{{f .LabelY}}" text-anchor="end">{{.Label}}</text>
 {{- range .Bars}}
 <rect class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}"><title>{{.Tip}}</title></rect>
+{{- if .Label}}<text class="q" x="{{f .LabelX}}" y="{{f .LabelY}}">{{.Label}}</text>{{end}}
 {{- end}}
+{{- if .Value}}
 <text x="{{f .ValueX}}" y="{{f .ValueY}}">{{.Value}}</text>
+{{- end}}
 </g>
 {{- end}}
 </svg>

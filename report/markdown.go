@@ -112,8 +112,6 @@ func num(n int64) string {
 	return sb.String()
 }
 
-func ms(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 func (r *Report) metCount() (met int) {
 	for _, c := range r.Checklist {
 		if c.Verdict == Met {
@@ -124,37 +122,55 @@ func (r *Report) metCount() (met int) {
 }
 
 // SummaryText is the report's summary paragraph.
-func (r *Report) SummaryText() string {
+func (r *Report) SummaryText() string { return r.summary().String() }
+
+func (r *Report) summary() sentence {
 	s := r.Summary
+	var out sentence
 	if s.Records == 0 {
-		text := "The input holds no records, so no figure below says anything yet."
+		out.add("The input holds no records, so no figure below says anything yet.")
 		if r.BadInput.GarbledLines > 0 {
-			text += fmt.Sprintf(" %s could not be read as records.", plural(r.BadInput.GarbledLines, "line", "lines"))
+			out.add(" %s could not be read as records.", plural(r.BadInput.GarbledLines, "line", "lines"))
 		}
-		return text
+		return out
 	}
 	h := r.History
-	text := fmt.Sprintf("%s made %s", plural(s.Records, "record (logical call)", "records (logical calls)"), plural(s.Calls, "HTTP call", "HTTP calls"))
+	out.add("%s made %s", plural(s.Records, "record (logical call)", "records (logical calls)"), plural(s.Calls, "HTTP call", "HTTP calls"))
 	if s.FirstTimestamp != "" {
-		text += fmt.Sprintf(" from %s to %s", s.FirstTimestamp, s.LastTimestamp)
+		out.add(" from ")
+		out.ts(s.FirstTimestamp)
+		out.add(" to ")
+		out.ts(s.LastTimestamp)
 	}
-	text += fmt.Sprintf(". Appended to the history: %s of records; history guidance in the prompt: %s. History access was detected in %s of all records",
+	out.add(". Appended to the history: %s of records; history guidance in the prompt: %s. History access was detected in %s of all records",
 		percent(h.Appended, s.Records), percent(h.Guidance, s.Records), percent(h.Access, s.Records))
 	if h.WithProgramSource > 0 {
-		text += fmt.Sprintf(" and in %s of the %s with program source", percent(h.AccessWithProgramSource, h.WithProgramSource), num(h.WithProgramSource))
+		out.add(" and in %s of the %s with program source", percent(h.AccessWithProgramSource, h.WithProgramSource), num(h.WithProgramSource))
 	} else {
-		text += "; no record carries program source"
+		out.add("; no record carries program source")
 	}
-	text += fmt.Sprintf(". Records that ended in error: %s. Checklist items met: %d of %d.", num(s.ErrorRecords), r.metCount(), len(r.Checklist))
+	out.add(". Records that ended in error (canceled included): %s. Checklist items met: %d of %d.", num(s.ErrorRecords), r.metCount(), len(r.Checklist))
 	if n := r.BadInput.GarbledLines; n > 0 {
-		text += fmt.Sprintf(" %s could not be read as records.", plural(n, "line", "lines"))
+		out.add(" %s could not be read as records.", plural(n, "line", "lines"))
 	}
-	return text
+	return out
 }
 
 func (r *Report) markdown(m *mdWriter) {
-	s, h := r.Summary, r.History
-	m.printf("# LLM call history: evidence report\n\n%s\n\n", r.SummaryText())
+	s := r.Summary
+	m.printf("# LLM call history: evidence report\n\n%s\n\n", md(r.provenance().String()))
+	if ins := r.Provenance.Inputs; len(ins) > 1 {
+		var rows [][]string
+		for _, in := range ins {
+			torn := ""
+			if in.Torn {
+				torn = "yes"
+			}
+			rows = append(rows, []string{md(in.Name), num(in.Lines), num(in.Records), num(in.BadLines), torn})
+		}
+		m.table("lrrrl", []string{"Input", "Lines", "Records", "Bad lines", "Torn last line"}, rows)
+	}
+	m.printf("%s\n\n", r.SummaryText())
 
 	m.printf("## Evidence-review checklist\n\n")
 	var rows [][]string
@@ -164,16 +180,12 @@ func (r *Report) markdown(m *mdWriter) {
 	m.table("lll", []string{"Item", "Figure", "Verdict"}, rows)
 
 	m.printf("## History telemetry\n\n")
-	m.table("lrr", []string{"Figure", "Records", "Share"}, [][]string{
-		{"history record appended", num(h.Appended), percent(h.Appended, s.Records)},
-		{"history guidance in the prompt", num(h.Guidance), percent(h.Guidance, s.Records)},
-		{"history access detected", num(h.Access), percent(h.Access, s.Records)},
-		{"with program source", num(h.WithProgramSource), percent(h.WithProgramSource, s.Records)},
-		{"… of which history access detected", num(h.AccessWithProgramSource), percent(h.AccessWithProgramSource, h.WithProgramSource)},
-		{"program source mentions conversation\\_history", num(h.ReferencesHistory), percent(h.ReferencesHistory, h.WithProgramSource)},
-		{"… of which no access detected", num(h.ReferencesWithoutAccess), percent(h.ReferencesWithoutAccess, h.ReferencesHistory)},
-	})
-	m.printf("Conversation history size: at most %d, mean %s.\n\n", h.MaxHistorySize, ms(h.MeanHistorySize))
+	rows = rows[:0]
+	for _, hr := range r.historyRows() {
+		rows = append(rows, []string{md(hr.Label), num(hr.Count), hr.Share})
+	}
+	m.table("lrr", []string{"Figure", "Records", "Share"}, rows)
+	m.printf("Conversation history size: at most %d, mean %s.\n\n", r.History.MaxHistorySize, trimFloat(r.History.MeanHistorySize))
 
 	m.printf("## History query patterns\n\n")
 	if len(r.Patterns) == 0 {
@@ -181,21 +193,27 @@ func (r *Report) markdown(m *mdWriter) {
 	} else {
 		rows = rows[:0]
 		for _, p := range r.Patterns {
-			rows = append(rows, []string{md(p.Tag), num(p.Records), percent(p.Records, h.Access), code(p.Example)})
+			rows = append(rows, []string{md(p.Tag), num(p.Records), percent(p.Records, r.History.Access), code(p.Example)})
 		}
 		m.table("lrrl", []string{"Tag", "Records", "Of access", "Example"}, rows)
 	}
 
 	m.printf("## Calls\n\n")
-	m.table("lr", []string{"Figure", "Count"}, [][]string{
-		{"records (logical calls)", num(s.Records)},
-		{"HTTP calls (attempts)", num(s.Calls)},
-		{"ok", num(s.OKRecords)},
-		{"error", num(s.ErrorRecords - s.CanceledRecords)},
-		{"canceled", num(s.CanceledRecords)},
-	})
-	if s.FirstTimestamp != "" {
-		m.printf("From %s to %s (%s s).\n\n", s.FirstTimestamp, s.LastTimestamp, ms(s.SpanSeconds))
+	rows = rows[:0]
+	for _, cr := range r.callRows() {
+		rows = append(rows, []string{cr.Label, num(cr.Count)})
+	}
+	m.table("lr", []string{"Figure", "Count"}, rows)
+	if span := r.spanSentence(); len(span) > 0 {
+		m.printf("%s\n\n", span)
+	}
+	if len(r.Providers) > 0 {
+		m.printf("### Providers\n\n")
+		rows = rows[:0]
+		for _, p := range r.Providers {
+			rows = append(rows, []string{md(p.Name), num(p.Records), num(p.Calls), num(p.Errors), num(p.InputTokens), num(p.OutputTokens), num(p.TotalTokens)})
+		}
+		m.table("lrrrrrr", []string{"Provider", "Records", "HTTP calls", "Errors", "Input tokens", "Output tokens", "Total tokens"}, rows)
 	}
 	for _, sec := range []struct {
 		title, col string
@@ -223,8 +241,7 @@ func (r *Report) markdown(m *mdWriter) {
 		m.table("lrrr", []string{"Error type", "Records", "Retriable", "Retriable share"}, rows)
 	}
 
-	m.printf("## Retries\n\nRecords retried: %s, with %s attempts beyond the first in all; each retried call is one record.\n\n",
-		num(r.Retries.RetriedRecords), num(r.Retries.ExtraAttempts))
+	m.printf("## Retries\n\n%s\n\n", r.retriesText())
 	rows = rows[:0]
 	for _, c := range r.Retries.Histogram {
 		rows = append(rows, []string{c.Name, num(c.Count)})
@@ -235,10 +252,10 @@ func (r *Report) markdown(m *mdWriter) {
 	if len(r.Latency) == 0 {
 		m.printf("No record carries a duration.\n\n")
 	} else {
-		m.printf("Milliseconds per logical call, retries included. Quantiles are within 1%% of the true value.\n\n")
+		m.printf("%s\n\n", latencyNote)
 		rows = rows[:0]
 		for _, l := range r.Latency {
-			rows = append(rows, []string{md(l.Method), num(l.Records), ms(l.P50MS), ms(l.P90MS), ms(l.P99MS), ms(l.MaxMS)})
+			rows = append(rows, []string{md(l.Method), num(l.Records), human(l.P50MS), human(l.P90MS), human(l.P99MS), human(l.MaxMS)})
 		}
 		m.table("lrrrrr", []string{"Method", "Records", "p50", "p90", "p99", "max"}, rows)
 	}
@@ -272,12 +289,7 @@ func (r *Report) markdown(m *mdWriter) {
 	if len(t.Top) == 0 {
 		m.printf("No record carries a trace id.\n\n")
 	} else {
-		if t.Exact {
-			m.printf("%s records in %s traces; %s records without a trace. Counts are exact.\n\n", num(t.WithTrace), num(int64(t.Tracked)), num(t.WithoutTrace))
-		} else {
-			m.printf("%s records with a trace; %s without. More traces than the counter holds: each count is an upper bound, too high by at most the overcount shown (%s at most).\n\n",
-				num(t.WithTrace), num(t.WithoutTrace), num(t.MaxOvercount))
-		}
+		m.printf("%s\n\n", r.tracesText())
 		rows = rows[:0]
 		for _, tc := range t.Top {
 			row := []string{md(tc.TraceID), num(tc.Records)}
@@ -298,7 +310,7 @@ func (r *Report) markdown(m *mdWriter) {
 	if b.GarbledLines == 0 && b.TornTails == 0 {
 		m.printf("Every line was a record.\n\n")
 	} else {
-		m.printf("Garbled lines skipped: %s. Sources that ended in a torn line (a crash in mid-write; the line was skipped): %s.\n\n", num(b.GarbledLines), num(b.TornTails))
+		m.printf("%s\n\n", r.badInputText())
 		if len(b.FirstGarbled) > 0 {
 			rows = rows[:0]
 			for _, l := range b.FirstGarbled {

@@ -4,13 +4,17 @@ package report
 // (see [Report.WriteJSON] and the package doc) is stable: keys are only
 // ever added.
 type Report struct {
-	Version    int         `json:"version"`
+	Version int `json:"version"`
+	// Provenance says where the figures come from: when and by what the
+	// report was made, from which inputs.
+	Provenance Provenance  `json:"provenance"`
 	Summary    Summary     `json:"summary"`
 	History    History     `json:"history"`
 	Patterns   []Pattern   `json:"patterns"`
 	Speakers   []Count     `json:"speakers"`
 	Methods    []Count     `json:"methods"`
 	Models     []Count     `json:"models"`
+	Providers  []Provider  `json:"providers"`
 	Errors     []ErrorType `json:"errors"`
 	Retries    Retries     `json:"retries"`
 	Latency    []Latency   `json:"latency"`
@@ -22,6 +26,43 @@ type Report struct {
 	Checklist  []Check     `json:"checklist"`
 	// Notes say where a figure is an estimate or a list was cut.
 	Notes []string `json:"notes"`
+}
+
+// Provenance is where a report comes from.
+type Provenance struct {
+	GeneratedAt string `json:"generated_at"` // RFC 3339 UTC, when the report was made
+	Tool        string `json:"tool"`         // what made it: module version and Go version
+	// Inputs are the sources [Build] read, in order; empty for a report
+	// fed record by record with [Builder.Add].
+	Inputs   []Input `json:"inputs"`
+	Lines    int64   `json:"lines"`     // lines read from all inputs, blank ones included
+	BadLines int64   `json:"bad_lines"` // lines that were not records (torn last lines not counted)
+}
+
+// Input is one source of a report and what was read from it.
+type Input struct {
+	Name     string `json:"name"`
+	Lines    int64  `json:"lines"`
+	Records  int64  `json:"records"`
+	BadLines int64  `json:"bad_lines"`
+	Torn     bool   `json:"torn"` // it ended in a torn line, skipped
+}
+
+// NoRecords reports whether the input had lines, none of which was a
+// record: most likely not a history file at all.
+func (in Input) NoRecords() bool { return in.Records == 0 && in.BadLines > 0 }
+
+// Provider is what one provider's calls came to. The provider is the part
+// of method_name before its first dot: openai, gemini, anthropic, or http
+// for endpoints no provider recognized ("http.POST /path").
+type Provider struct {
+	Name         string `json:"name"`
+	Records      int64  `json:"records"`      // logical calls
+	Calls        int64  `json:"calls"`        // HTTP attempts, 0 counting as 1
+	Errors       int64  `json:"errors"`       // records not ok, canceled included
+	InputTokens  int64  `json:"input_tokens"` // over the records with usage
+	OutputTokens int64  `json:"output_tokens"`
+	TotalTokens  int64  `json:"total_tokens"`
 }
 
 // Summary is the size and time span of the input.
@@ -36,7 +77,7 @@ type Summary struct {
 	SpanSeconds     float64 `json:"span_seconds"`
 }
 
-// History holds the history telemetry of the recording plan. Each rate is
+// History holds the history telemetry every record carries. Each rate is
 // its count over its denominator (records, or with_program_source), and 0
 // when the denominator is 0.
 type History struct {
@@ -166,7 +207,7 @@ const (
 	NotChecked = "not checked"
 )
 
-// Check is one item of the evidence-review checklist: what the plan asks,
+// Check is one item of the evidence-review checklist: what is asked,
 // the figure the records give, and whether it is met.
 type Check struct {
 	ID      string `json:"id"`

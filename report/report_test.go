@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,7 +131,7 @@ func TestFigures(t *testing.T) {
 
 	assert.Equal(t, []report.Pattern{
 		{Tag: "filter", Records: 1, Example: "recent = context[:conversation_history] .select { |r| r[:outcome_summary][:ok] }", ExampleCallID: "c1"},
-		{Tag: "slice", Records: 1, Example: "recent = context[:conversation_history] .select { |r| r[:outcome_summary][:ok]…", ExampleCallID: "c1"},
+		{Tag: "slice", Records: 1, Example: "recent = context[:conversation_history] … .last(3)", ExampleCallID: "c1"},
 		{Tag: "count", Records: 1, Example: "n = len(conversation_history)", ExampleCallID: "c2"},
 		{Tag: "x-custom", Records: 1},
 	}, r.Patterns, "a tag counts once per record; an unknown one has no example")
@@ -385,8 +386,16 @@ func svgCharts(page string) map[string]int {
 	return out
 }
 
+// fixed makes a report's provenance the same on every machine and run.
+var fixed = report.Options{
+	Now:  func() time.Time { return time.Date(2026, 3, 2, 8, 30, 0, 0, time.UTC) },
+	Tool: "llmhistory v1.2.3 (go1.26.0)",
+}
+
 func TestGolden(t *testing.T) {
-	rep := build(t, report.Options{MinEvidence: 2}, encode(t, fixture()...))
+	opts := fixed
+	opts.MinEvidence = 2
+	rep := build(t, opts, encode(t, fixture()...))
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
