@@ -151,6 +151,14 @@ func lineReason(line []byte, err error) error {
 	s := scanner{b: line}
 	s.ws()
 	if serr := s.skipValue(); serr != nil {
+		// "invalid literal" says less than the word that is not one.
+		if se, ok := serr.(*syntaxError); ok && se.Msg == "invalid literal" {
+			end := se.Offset
+			for end < len(line) && end-se.Offset < 20 && !bytes.ContainsRune([]byte(" \t,:]}\"{["), rune(line[end])) {
+				end++
+			}
+			se.Msg = fmt.Sprintf("unexpected %q", line[se.Offset:end])
+		}
 		return serr
 	}
 	s.ws()

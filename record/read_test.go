@@ -118,11 +118,12 @@ func TestReaderSaysWhyALineIsBad(t *testing.T) {
 		line, want string
 	}{
 		{`{"call_id": broken json`, "invalid JSON at offset 12: unexpected character 'b'"},
-		{`{"call_id": "x", "speaker": tru}`, "invalid JSON at offset 28: invalid literal"},
+		{`{"call_id": "x", "speaker": tru}`, `invalid JSON at offset 28: unexpected "tru"`},
 		{good + ` {}`, "invalid JSON at offset " + strconv.Itoa(len(good)+1) + ": more after the first JSON value"},
 		{`[1,2]`, "not a record: a JSON array, not an object"},
 		{`"a string"`, "not a record: a JSON string, not an object"},
 		{`42`, "not a record: a JSON number, not an object"},
+		{`this is not json`, `invalid JSON at offset 0: unexpected "this"`},
 		{`null`, "not a record: null"},
 		{strings.Replace(good, `"call_id":"a"`, `"call_id":5`, 1), "field call_id: cannot use a JSON number as a string"},
 		{strings.Replace(good, `"version":1`, `"version":0`, 1), "version 0 is not a format version"},

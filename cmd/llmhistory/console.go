@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lmittmann/tint"
 
@@ -16,25 +19,41 @@ import (
 
 // ANSI colours (tint.Attr takes the 8-bit palette index).
 const (
-	colorRed     = 9
-	colorYellow  = 11
-	colorMagenta = 13
-	colorCyan    = 14
+	colorRed     uint8 = 9
+	colorYellow  uint8 = 11
+	colorMagenta uint8 = 13
+	colorCyan    uint8 = 14
 )
 
 // console prints records for people, one tint line each: the record's own
 // time, its method as the message, errors at level ERROR (red), and the
 // facts worth a glance highlighted: retries folded into the record in
 // yellow, a detected history read in magenta.
+//
+// On a terminal a line fits its width (width > 0): the least telling
+// attributes are left out, and an error message shortened, rather than the
+// line wrapped.
 type console struct {
-	h slog.Handler
+	w       io.Writer
+	color   bool
+	width   int  // columns a line may take; 0: no limit
+	noTrace bool // leave the trace out: the demo has one, named once
 }
 
-func newConsole(w io.Writer, color bool) *console {
-	return &console{h: tint.NewTextHandler(w, &tint.Options{
-		NoColor:    !color,
-		TimeFormat: "15:04:05.000",
-	})}
+func newConsole(w io.Writer, color bool, width int) *console {
+	return &console{w: w, color: color, width: width}
+}
+
+func (c *console) handler(w io.Writer, color bool) slog.Handler {
+	return tint.NewTextHandler(w, &tint.Options{NoColor: !color, TimeFormat: "15:04:05.000"})
+}
+
+// item is an attribute of a console line: its colour (0 for none), and
+// how soon it is left out when the line is too long (higher first).
+type item struct {
+	attr  slog.Attr
+	color uint8
+	drop  int
 }
 
 // print writes one line for r. Like the slog sink, it never shows args,
@@ -55,53 +74,117 @@ func (c *console) print(r record.Record) {
 	if msg == "" {
 		msg = "(no method)"
 	}
-	lr := slog.NewRecord(t.Local(), level, msg, 0)
-	lr.AddAttrs(slog.String("call", shortID(r.CallID)))
-	if r.TraceID != "" {
-		lr.AddAttrs(slog.String("trace", r.TraceID))
+	var items []item
+	add := func(drop int, color uint8, a slog.Attr) { items = append(items, item{attr: a, color: color, drop: drop}) }
+	add(6, 0, slog.String("call", shortID(r.CallID)))
+	if r.TraceID != "" && !c.noTrace {
+		add(9, 0, slog.String("trace", r.TraceID))
 	}
 	if r.ParentCallID != "" {
-		lr.AddAttrs(slog.String("parent", shortID(r.ParentCallID)))
+		add(5, 0, slog.String("parent", shortID(r.ParentCallID)))
 	}
 	if r.Depth != nil && *r.Depth > 0 {
-		lr.AddAttrs(slog.Int("depth", *r.Depth))
+		add(4, 0, slog.Int("depth", *r.Depth))
 	}
-	lr.AddAttrs(slog.String("speaker", r.Speaker))
+	add(2, 0, slog.String("speaker", r.Speaker))
 	if r.Model != "" {
-		lr.AddAttrs(slog.String("model", r.Model))
+		add(7, 0, slog.String("model", r.Model))
 	}
 	if r.Outcome.OK {
-		lr.AddAttrs(slog.String("outcome", nonEmpty(r.Outcome.ValueClass, r.Outcome.Status)))
+		add(1, 0, slog.String("outcome", nonEmpty(r.Outcome.ValueClass, r.Outcome.Status)))
 	} else {
 		et := nonEmpty(r.Outcome.ErrorType, r.ErrorType)
-		lr.AddAttrs(tint.Attr(colorRed, slog.String("error", nonEmpty(et, r.Outcome.Status))))
+		add(0, colorRed, slog.String("error", nonEmpty(et, r.Outcome.Status)))
 		if r.Outcome.HTTPStatus != 0 {
-			lr.AddAttrs(tint.Attr(colorRed, slog.Int("http", r.Outcome.HTTPStatus)))
+			add(3, colorRed, slog.Int("http", r.Outcome.HTTPStatus))
 		}
 		if r.ErrorMessage != "" {
-			lr.AddAttrs(tint.Attr(colorRed, slog.String("message", clip(r.ErrorMessage, 120))))
+			add(1, colorRed, slog.String("message", clip(r.ErrorMessage, 120)))
 		}
 	}
 	if r.DurationMS > 0 {
-		lr.AddAttrs(slog.Duration("took", time.Duration(r.DurationMS*float64(time.Millisecond)).Round(100*time.Microsecond)))
+		add(1, 0, slog.Duration("took", time.Duration(r.DurationMS*float64(time.Millisecond)).Round(100*time.Microsecond)))
 	}
 	if r.Attempts > 1 {
-		lr.AddAttrs(tint.Attr(colorYellow, slog.Int("attempts", r.Attempts)))
+		add(0, colorYellow, slog.Int("attempts", r.Attempts))
 	}
 	if r.Usage != nil {
-		lr.AddAttrs(slog.String("tokens", fmt.Sprintf("%d→%d", r.Usage.InputTokens, r.Usage.OutputTokens)))
+		add(3, 0, slog.String("tokens", fmt.Sprintf("%d→%d", r.Usage.InputTokens, r.Usage.OutputTokens)))
 	}
 	if r.HistoryGuidance {
-		lr.AddAttrs(tint.Attr(colorCyan, slog.Bool("guidance", true)))
+		add(9, colorCyan, slog.Bool("guidance", true))
 	}
-	lr.AddAttrs(slog.Int("history_size", r.ConversationHistorySize))
+	add(8, 0, slog.Int("history_size", r.ConversationHistorySize))
 	if r.HistoryAccessDetected {
-		lr.AddAttrs(tint.Attr(colorMagenta, slog.String("history_read", strings.Join(r.HistoryQueryPatterns, ","))))
+		add(0, colorMagenta, slog.String("history_read", strings.Join(r.HistoryQueryPatterns, ",")))
 	}
 	if !r.HistoryRecordAppended {
-		lr.AddAttrs(tint.Attr(colorYellow, slog.Bool("appended", false)))
+		add(0, colorYellow, slog.Bool("appended", false))
 	}
-	_ = c.h.Handle(context.Background(), lr)
+	if c.width > 0 {
+		items = c.fit(t, level, msg, items)
+	}
+	lr := slog.NewRecord(t.Local(), level, msg, 0)
+	for _, it := range items {
+		if it.color != 0 {
+			lr.AddAttrs(tint.Attr(it.color, it.attr))
+		} else {
+			lr.AddAttrs(it.attr)
+		}
+	}
+	_ = c.handler(c.w, c.color).Handle(context.Background(), lr)
+}
+
+// fit makes the line fit c.width columns: it leaves out the most
+// expendable attributes first (drop 4 and up), then shortens an error
+// message (while 20 characters of it are left), then leaves out the rest
+// (drop 1 to 3, the message among them). What has drop 0 stays.
+func (c *console) fit(t time.Time, level slog.Level, msg string, items []item) []item {
+	var buf bytes.Buffer
+	plain := c.handler(&buf, false)
+	worst := func(least int) int {
+		w := -1
+		for i, it := range items {
+			if it.drop >= least && (w < 0 || it.drop > items[w].drop) {
+				w = i
+			}
+		}
+		return w
+	}
+	for {
+		buf.Reset()
+		lr := slog.NewRecord(t.Local(), level, msg, 0)
+		for _, it := range items {
+			lr.AddAttrs(it.attr)
+		}
+		_ = plain.Handle(context.Background(), lr)
+		over := utf8.RuneCount(bytes.TrimRight(buf.Bytes(), "\n")) - c.width
+		if over <= 0 {
+			return items
+		}
+		if w := worst(4); w >= 0 {
+			items = slices.Delete(items, w, w+1)
+			continue
+		}
+		shortened := false
+		for i, it := range items {
+			if it.attr.Key != "message" {
+				continue
+			}
+			if m := []rune(it.attr.Value.String()); len(m)-over-1 >= 20 {
+				items[i].attr = slog.String("message", strings.TrimRight(string(m[:len(m)-over-1]), " ")+"…")
+				shortened = true
+			}
+		}
+		if shortened {
+			continue
+		}
+		w := worst(1)
+		if w < 0 {
+			return items // nothing left to leave out: the terminal wraps it
+		}
+		items = slices.Delete(items, w, w+1)
+	}
 }
 
 // shortID keeps the end of a ULID call ID, the part that differs between
@@ -133,17 +216,6 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// isTerminal reports whether w is a character device, the cheap test for a
-// terminal that needs no dependency. NO_COLOR (https://no-color.org) wins.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
 
 // useColor decides colour from a -color flag value: auto, always or never.
 func useColor(mode string, w io.Writer) (bool, error) {

@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	anthropic "github.com/anthropics/anthropic-sdk-go"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
 	openai "github.com/sashabaranov/go-openai"
 	"google.golang.org/genai"
 
@@ -24,32 +27,48 @@ func init() {
 	register("demo", "run an agent conversation through the recorder (offline by default)", runDemo)
 }
 
-const demoAbout = `Demo runs a short agent conversation through real go-openai and genai
-clients wrapped by the recorder: several turns on one trace, a 429 retried
-and folded into one record, a tool call whose generated code queries
-conversation_history, a nested call under it, streamed answers from both
-providers, a pasted API key that is redacted, and a failing call.
+const demoAbout = `Demo runs a short agent conversation through real go-openai, genai and
+Anthropic SDK clients wrapped by one recorder: several turns on one trace,
+a 429 retried and folded into one record, a tool call whose generated code
+queries conversation_history, a nested call under it, streamed answers, a
+Claude turn, a pasted API key that is redacted, and a failing call.
 
-Each record is printed on standard error as it is made and appended to the
--o file; the evidence report built from that file goes to standard output.
+Each record is printed on standard error after the conversation lines it
+belongs to, and appended to the -o file. The -o file is replaced only if
+an earlier run of the demo wrote it: any other file is left alone, and
+the demo stops. The evidence report built from that file goes to
+-report: by default standard output, or, when standard output is a
+terminal, a file beside the history whose name is printed (so the
+conversation stays on the screen).
 
 With -provider auto (the default), a provider whose key is set in the
-environment (OPENAI_API_KEY, GEMINI_API_KEY) is called for real and the
-other is an embedded fake server on loopback; -provider fake never leaves
-the machine; -provider real needs both keys. OPENAI_MODEL and GEMINI_MODEL
-choose the real models (gpt-4o-mini and gemini-2.5-flash by default), and
-OPENAI_BASE_URL and GOOGLE_GEMINI_BASE_URL their endpoints.`
+environment (OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY) is called
+for real and the others are embedded fake servers on loopback; -provider
+fake never leaves the machine; -provider real needs the three keys.
+OPENAI_MODEL, GEMINI_MODEL and ANTHROPIC_MODEL choose the real models
+(gpt-4o-mini, gemini-2.5-flash and ` + defaultClaude + ` by default), and
+OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and ANTHROPIC_BASE_URL their
+endpoints.`
+
+// defaultClaude is the Claude model the demo asks when ANTHROPIC_MODEL
+// does not say: the SDK's current Sonnet.
+const defaultClaude = anthropic.ModelClaudeSonnet5_5
 
 // pastedKey is a key-shaped string the demo's user pastes into a prompt,
 // to show that redaction catches it before a record exists.
 const pastedKey = "sk-proj-Zx81bQ2mV7nL0pR4tY6uW9eK3sD5fG1hJ8kL2zX4cV6bN0mQ"
 
+// demoTracePrefix starts the trace id of every demo run: how the demo
+// knows a history file (and its report) as one it wrote.
+const demoTracePrefix = "demo-"
+
 func runDemo(ctx context.Context, args []string, io stdio) int {
 	fs := newFlags("demo", "[flags]", demoAbout, io)
 	mode := fs.String("provider", "auto", "auto, fake or real (see above)")
-	path := fs.String("o", "history.jsonl", "the JSONL `file` the records go to (replaced)")
+	path := fs.String("o", "history.jsonl", "the JSONL `file` the records go to (replaced only if the demo wrote it)")
 	colorMode := fs.String("color", "auto", "colour on standard error: auto, always or never")
 	format := fs.String("format", "markdown", "the closing report: markdown, json, html or none")
+	reportPath := fs.String("report", "", "where the report goes: a `file`, or - for standard output (default: standard output, or a file beside -o when standard output is a terminal)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -68,7 +87,19 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "llmhistory demo: -format must be markdown, json, html or none, not %q\n", *format)
 		return exitUsage
 	}
-	d := &demo{say: io.err, con: newConsole(io.err, color), path: *path}
+	width := termWidth(io.err)
+	con := newConsole(io.err, color, width)
+	con.noTrace = true // the banner names the demo's one trace
+	d := &demo{say: io.err, con: con, width: width, path: *path, format: *format}
+	switch {
+	case *format == "none":
+	case *reportPath == "-" || (*reportPath == "" && !isTerminal(io.out)):
+		d.reportTo = io.out
+	case *reportPath == "":
+		d.reportPath = reportBeside(*path, *format)
+	default:
+		d.reportPath = *reportPath
+	}
 	if err := d.setUp(*mode); err != nil {
 		fmt.Fprintln(io.err, "llmhistory demo:", err)
 		if errors.Is(err, errUsage) {
@@ -81,7 +112,7 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintln(io.err, "llmhistory demo:", err)
 		return exitFailure
 	}
-	if err := d.finish(io.out, *format); err != nil {
+	if err := d.finish(); err != nil {
 		fmt.Fprintln(io.err, "llmhistory demo:", err)
 		return exitFailure
 	}
@@ -90,12 +121,25 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 
 var errUsage = errors.New("usage")
 
+// reportBeside names the report of a history file: history.jsonl gives
+// history-report.md (or .json, .html).
+func reportBeside(history, format string) string {
+	ext := map[string]string{"markdown": ".md", "json": ".json", "html": ".html"}[format]
+	return strings.TrimSuffix(history, filepath.Ext(history)) + "-report" + ext
+}
+
 type demo struct {
-	say  io.Writer // the conversation and the records, for people
-	con  *console
-	path string
+	say    io.Writer // the conversation and the records, for people
+	con    *console
+	width  int // of the screen, 0 when not a terminal
+	path   string
+	format string
+
+	reportTo   io.Writer // the report's stream, or nil
+	reportPath string    // or its file, or ""
 
 	file    *record.JSONL
+	made    bool // the demo created path: it may remove it
 	rec     *middleware.Recorder
 	servers []*httptest.Server
 
@@ -106,31 +150,41 @@ type demo struct {
 	oaModel string
 	gm      *genai.Client
 	gmModel string
+	an      anthropic.Client
+	anModel string
 	trace   string
 }
 
-// setUp starts the fake servers that are needed and builds the clients,
-// each with the recorder's client as its HTTP client: the one line an
-// application adds.
+// setUp checks that no file the demo did not make is in its way, starts
+// the fake servers that are needed and builds the clients, each with the
+// recorder's client as its HTTP client: the one line an application adds.
 func (d *demo) setUp(mode string) error {
-	oaKey, gmKey := os.Getenv("OPENAI_API_KEY"), os.Getenv("GEMINI_API_KEY")
+	oaKey, gmKey, anKey := os.Getenv("OPENAI_API_KEY"), os.Getenv("GEMINI_API_KEY"), os.Getenv("ANTHROPIC_API_KEY")
 	if gmKey == "" {
 		gmKey = os.Getenv("GOOGLE_API_KEY")
 	}
-	var realOA, realGM bool
+	var realOA, realGM, realAN bool
 	switch mode {
 	case "auto":
-		realOA, realGM = oaKey != "", gmKey != ""
+		realOA, realGM, realAN = oaKey != "", gmKey != "", anKey != ""
 	case "fake":
 	case "real":
-		if oaKey == "" || gmKey == "" {
-			return errors.New("-provider real needs OPENAI_API_KEY and GEMINI_API_KEY")
+		if oaKey == "" || gmKey == "" || anKey == "" {
+			return errors.New("-provider real needs OPENAI_API_KEY, GEMINI_API_KEY and ANTHROPIC_API_KEY")
 		}
-		realOA, realGM = true, true
+		realOA, realGM, realAN = true, true, true
 	default:
 		return fmt.Errorf("%w: -provider must be auto, fake or real, not %q", errUsage, mode)
 	}
 
+	if err := replaceable(d.path, isDemoHistory); err != nil {
+		return err
+	}
+	if d.reportPath != "" {
+		if err := replaceable(d.reportPath, func(data []byte) bool { return isDemoReport(data, d.path) }); err != nil {
+			return err
+		}
+	}
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -138,7 +192,7 @@ func (d *demo) setUp(mode string) error {
 	if err != nil {
 		return err
 	}
-	d.file = file
+	d.file, d.made = file, true
 	d.rec = middleware.NewRecorder(
 		middleware.WithSink(file),
 		middleware.WithSink(record.SinkFunc(func(_ context.Context, r record.Record) error {
@@ -191,9 +245,81 @@ func (d *demo) setUp(mode string) error {
 	if err != nil {
 		return err
 	}
-	d.trace = "demo-" + strings.ToLower(middleware.NewCallID()[20:])
-	fmt.Fprintf(d.say, "OpenAI: %s (%s)\nGemini: %s (%s)\nrecords: %s, trace %s\n\n", where, d.oaModel, gwhere, d.gmModel, d.path, d.trace)
+
+	d.anModel = envOr("ANTHROPIC_MODEL", defaultClaude)
+	awhere := "api.anthropic.com"
+	anOpts := []anthropicoption.RequestOption{anthropicoption.WithHTTPClient(httpClient)}
+	if realAN {
+		anOpts = append(anOpts, anthropicoption.WithAPIKey(anKey))
+		if base := os.Getenv("ANTHROPIC_BASE_URL"); base != "" {
+			// The SDK reads it too; set here so that the banner tells the truth.
+			anOpts, awhere = append(anOpts, anthropicoption.WithBaseURL(base)), base
+		}
+	} else {
+		srv := httptest.NewServer(fakeAnthropic())
+		d.servers = append(d.servers, srv)
+		// No credential or endpoint from the environment reaches the fake.
+		anOpts = append(anOpts, anthropicoption.WithoutEnvironmentDefaults(),
+			anthropicoption.WithAPIKey(fakeAnthropicKey), anthropicoption.WithBaseURL(srv.URL))
+		d.anModel, awhere = defaultClaude, "a fake Anthropic server at "+srv.URL
+	}
+	d.an = anthropic.NewClient(anOpts...)
+
+	d.trace = demoTracePrefix + strings.ToLower(middleware.NewCallID()[20:])
+	fmt.Fprintf(d.say, "OpenAI: %s (%s)\nGemini: %s (%s)\nClaude: %s (%s)\nrecords: %s, trace %s\n\n",
+		where, d.oaModel, gwhere, d.gmModel, awhere, d.anModel, d.path, d.trace)
 	return nil
+}
+
+// replaceable returns nil when path does not exist or holds what mine
+// recognizes as the demo's own; otherwise an error that says so. The demo
+// never destroys a file it did not make.
+func replaceable(path string, mine func([]byte) bool) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s exists and is not a file the demo wrote; choose another path", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !mine(data) {
+		return fmt.Errorf("%s exists and was not written by the demo; not replacing it (choose another file with -o or -report)", path)
+	}
+	return nil
+}
+
+// isDemoHistory reports whether data is a history the demo wrote: every
+// line a record on a demo trace (a torn last line, left by an interrupted
+// run, aside).
+func isDemoHistory(data []byte) bool {
+	rd := record.NewReader(bytes.NewReader(data))
+	n := 0
+	for {
+		r, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			return n > 0
+		}
+		if err != nil || !strings.HasPrefix(r.TraceID, demoTracePrefix) {
+			return false
+		}
+		n++
+	}
+}
+
+// isDemoReport reports whether data is a report the demo wrote from
+// history: an evidence report whose input is that file and whose traces
+// are demo traces.
+func isDemoReport(data []byte, history string) bool {
+	s := string(data)
+	report := strings.Contains(s, "LLM call history: evidence report") || strings.Contains(s, `"provenance"`)
+	return report && strings.Contains(s, history) && strings.Contains(s, demoTracePrefix)
 }
 
 func (d *demo) tearDown() {
@@ -202,6 +328,13 @@ func (d *demo) tearDown() {
 	}
 	for _, s := range d.servers {
 		s.Close()
+	}
+	// A run stopped before its first record leaves no empty file behind,
+	// which the next run would not know as its own.
+	if d.made {
+		if st, err := os.Stat(d.path); err == nil && st.Size() == 0 {
+			os.Remove(d.path)
+		}
 	}
 }
 
@@ -235,7 +368,7 @@ func (d *demo) converse(ctx context.Context) error {
 	if err := ask("I'm going to Lisbon in May. What should I pack?"); err != nil {
 		return err
 	}
-	d.note("the next call gets a 429 first; Retry waits and tries again, and the record says attempts=2")
+	d.note("the next call gets a 429 first; Retry waits and tries again: one record, attempts=2")
 	if err := ask("And what's the weather like then?"); err != nil {
 		return err
 	}
@@ -261,7 +394,7 @@ func (d *demo) converse(ctx context.Context) error {
 		d.note("the model answered without calling the tool: " + clip(msg.Content, 100))
 	}
 	for _, tc := range msg.ToolCalls {
-		d.line("tool call", tc.Function.Name+" "+clip(tc.Function.Arguments, 120))
+		d.lineIn(1, "tool call", tc.Function.Name+" "+tc.Function.Arguments)
 		// 4. The tool runs. It reads the recorded history, as the
 		// generated code asks, and makes a nested call under the tool call.
 		result, err := d.runTool(middleware.WithParent(ctx, toolCallID))
@@ -272,7 +405,8 @@ func (d *demo) converse(ctx context.Context) error {
 	}
 
 	// 5. The answer, streamed.
-	if err := d.streamOpenAI(ctx, msgs); err != nil {
+	answer, err := d.streamOpenAI(ctx, msgs)
+	if err != nil {
 		return err
 	}
 
@@ -281,20 +415,25 @@ func (d *demo) converse(ctx context.Context) error {
 		return err
 	}
 
-	// 7. A pasted key: redacted before the record exists.
+	// 7. The agent asks Claude, through Anthropic's SDK, to check the answer.
+	if err := d.askClaude(ctx, answer); err != nil {
+		return err
+	}
+
+	// 8. A pasted key: redacted before the record exists.
 	d.note("the user pastes an API key; the record keeps [REDACTED] in its place")
 	if err := ask("Is this key still valid? " + pastedKey); err != nil {
 		return err
 	}
 
-	// 8. A call that fails: recorded with its error type, and the error
+	// 9. A call that fails: recorded with its error type, and the error
 	// reaches the caller untouched.
 	d.note("a call to a model that does not exist fails with 404: one record, error_type not_found")
 	_, err = d.oa.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-does-not-exist", Messages: msgs[len(msgs)-1:]})
 	if err == nil {
 		return errors.New("a call to an unknown model succeeded")
 	}
-	d.line("error", clip(err.Error(), 120))
+	d.line("error", err.Error())
 	return d.flush()
 }
 
@@ -329,43 +468,69 @@ func (d *demo) runTool(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d questions: %s", asked, resp.Text()), nil
 }
 
-func (d *demo) streamOpenAI(ctx context.Context, msgs []openai.ChatCompletionMessage) error {
+func (d *demo) streamOpenAI(ctx context.Context, msgs []openai.ChatCompletionMessage) (string, error) {
 	stream, err := d.oa.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model: d.oaModel, Messages: msgs, Stream: true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer stream.Close()
-	fmt.Fprintf(d.say, "%14s ▸ ", "assistant")
+	w := d.turn("assistant")
+	var answer strings.Builder
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, c := range chunk.Choices {
-			fmt.Fprint(d.say, c.Delta.Content)
+			w.WriteString(c.Delta.Content)
+			answer.WriteString(c.Delta.Content)
 		}
 	}
-	fmt.Fprintln(d.say, "  (streamed)")
+	w.end("  (streamed)")
 	stream.Close()
-	return d.flush()
+	return answer.String(), d.flush()
 }
 
 func (d *demo) streamGemini(ctx context.Context, q string) error {
 	d.line("user → gemini", q)
-	fmt.Fprintf(d.say, "%14s ▸ ", "gemini")
+	w := d.turn("gemini")
 	for chunk, err := range d.gm.Models.GenerateContentStream(ctx, d.gmModel, genai.Text(q), nil) {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(d.say, chunk.Text())
+		w.WriteString(chunk.Text())
 	}
-	fmt.Fprintln(d.say, "  (streamed)")
+	w.end("  (streamed)")
+	return d.flush()
+}
+
+// askClaude has the agent ask Claude to check the assistant's answer.
+func (d *demo) askClaude(ctx context.Context, answer string) error {
+	q := "Check this packing advice for Lisbon in May; say in one sentence what is missing: "
+	d.line("agent → claude", q+"(the answer above)")
+	q += answer
+	msg, err := d.an.Messages.New(middleware.WithSpeaker(ctx, record.SpeakerAgent), anthropic.MessageNewParams{
+		Model:     d.anModel,
+		MaxTokens: 300,
+		System:    []anthropic.TextBlockParam{{Text: "You review travel advice. Be brief."}},
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(q))},
+	})
+	if err != nil {
+		return err
+	}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	d.line("claude", text.String())
 	return d.flush()
 }
 
@@ -384,19 +549,101 @@ func (d *demo) flush() error {
 	return err
 }
 
+// turnLines is how many lines one turn of the conversation may take on a
+// terminal: a long answer from a real model is cut, not scrolled.
+const turnLines = 3
+
 // line shows one turn of the conversation, redacted like a record: the
 // screen may be shared or its output kept in a file.
-func (d *demo) line(who, text string) {
-	fmt.Fprintf(d.say, "%14s ▸ %s\n", who, middleware.Redact(strings.TrimSpace(text)))
+func (d *demo) line(who, text string) { d.lineIn(turnLines, who, text) }
+
+// lineIn is line in at most maxLines lines on a terminal.
+func (d *demo) lineIn(maxLines int, who, text string) {
+	w := d.turn(who)
+	w.maxLines = maxLines
+	w.WriteString(strings.TrimSpace(text))
+	w.end("")
+}
+
+// turn starts a turn of the conversation; what is written to it is
+// wrapped to the screen's width.
+func (d *demo) turn(who string) *wrapper {
+	fmt.Fprintf(d.say, "%14s ▸ ", who)
+	return &wrapper{w: d.say, width: d.width, indent: 17, col: 17, maxLines: turnLines}
 }
 
 func (d *demo) note(text string) {
-	fmt.Fprintf(d.say, "\n  # %s\n", text)
+	fmt.Fprintf(d.say, "  # %s\n", text)
+}
+
+// wrapper writes the text of a turn, redacted, wrapped at word boundaries
+// to width columns with a hanging indent, and cut after maxLines lines.
+// Without a width (not a terminal) it writes the text on one line.
+type wrapper struct {
+	w             io.Writer
+	width, indent int
+	col, lines    int
+	maxLines      int
+	word          strings.Builder
+	cut           bool
+}
+
+func (w *wrapper) WriteString(s string) {
+	for _, c := range s {
+		if c == '\n' || c == '\r' || c == '\t' {
+			c = ' '
+		}
+		if c == ' ' {
+			w.flushWord()
+			w.put(" ")
+			continue
+		}
+		w.word.WriteRune(c)
+	}
+}
+
+func (w *wrapper) flushWord() {
+	if w.word.Len() == 0 {
+		return
+	}
+	word := middleware.Redact(w.word.String())
+	w.word.Reset()
+	n := len([]rune(word))
+	if w.width > 0 && w.col+n > w.width && w.col > w.indent {
+		if w.lines+1 >= w.maxLines {
+			if !w.cut {
+				io.WriteString(w.w, " …")
+			}
+			w.cut = true
+			return
+		}
+		fmt.Fprintf(w.w, "\n%*s", w.indent, "")
+		w.col, w.lines = w.indent, w.lines+1
+	}
+	w.put(word)
+}
+
+func (w *wrapper) put(s string) {
+	if w.cut || (s == " " && w.col == w.indent) {
+		return
+	}
+	io.WriteString(w.w, s)
+	w.col += len([]rune(s))
+}
+
+// end finishes the turn with suffix, on the same line if it fits.
+func (w *wrapper) end(suffix string) {
+	w.flushWord()
+	if !w.cut && suffix != "" {
+		w.put(suffix)
+	}
+	io.WriteString(w.w, "\n")
 }
 
 // finish closes the recorder (every record written), checks that no key
-// reached the file, and prints the evidence report built from the file.
-func (d *demo) finish(out io.Writer, format string) error {
+// reached the file, writes the evidence report built from the file, and
+// says what was made and what to run next.
+func (d *demo) finish() error {
 	err := d.rec.Close()
 	d.rec = nil
 	for _, r := range d.pending {
@@ -409,25 +656,88 @@ func (d *demo) finish(out io.Writer, format string) error {
 	if err != nil {
 		return err
 	}
-	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, os.Getenv("OPENAI_API_KEY"), os.Getenv("GEMINI_API_KEY"), os.Getenv("GOOGLE_API_KEY")} {
+	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey,
+		os.Getenv("OPENAI_API_KEY"), os.Getenv("GEMINI_API_KEY"), os.Getenv("GOOGLE_API_KEY"), os.Getenv("ANTHROPIC_API_KEY")} {
 		if len(key) >= 8 && bytes.Contains(data, []byte(key)) {
 			return fmt.Errorf("an API key reached %s: this is a bug, please report it", d.path)
 		}
-	}
-	n := bytes.Count(data, []byte{'\n'})
-	fmt.Fprintf(d.say, "\n%d records in %s; no API key in it. Follow it with: llmhistory tail %s\n\n", n, d.path, d.path)
-	if format == "none" {
-		return nil
 	}
 	rep, err := report.Build(context.Background(), report.Options{}, report.Source{Name: d.path, R: bytes.NewReader(data)})
 	if err != nil {
 		return err
 	}
-	switch format {
-	case "json":
-		return rep.WriteJSON(out)
-	case "html":
-		return rep.WriteHTML(out)
+	where, err := d.writeReport(rep)
+	if err != nil {
+		return err
 	}
-	return rep.WriteMarkdown(out)
+
+	s := rep.Summary
+	met := 0
+	for _, c := range rep.Checklist {
+		if c.Verdict == report.Met {
+			met++
+		}
+	}
+	fmt.Fprintln(d.say)
+	saved := fmt.Sprintf("%s in %s, no API key in it", plural(s.Records, "record", "records"), d.path)
+	if where != "" {
+		saved += "; the report is in " + where
+	}
+	d.summary(saved + ".")
+	d.summary(fmt.Sprintf("  checklist %d of %d met · %s folded · history read in %s · %s in error",
+		met, len(rep.Checklist), plural(rep.Retries.RetriedRecords, "retried call", "retried calls"),
+		plural(rep.History.Access, "record", "records"), plural(s.ErrorRecords, "call", "calls")))
+	d.summary("  calls by provider: " + providersLine(rep.Providers))
+	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
+	return nil
+}
+
+// summary writes one line of the closing summary, wrapped to the screen.
+func (d *demo) summary(text string) {
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	w := &wrapper{w: d.say, width: d.width, indent: indent + 2, col: indent, maxLines: 1 << 20}
+	io.WriteString(d.say, text[:indent])
+	w.WriteString(text[indent:])
+	w.end("")
+}
+
+// writeReport writes the report where it goes and says where, for people:
+// a file's name, or "" for standard output.
+func (d *demo) writeReport(rep *report.Report) (string, error) {
+	write := map[string]reportWriter{
+		"markdown": (*report.Report).WriteMarkdown,
+		"json":     (*report.Report).WriteJSON,
+		"html":     (*report.Report).WriteHTML,
+	}[d.format]
+	switch {
+	case write == nil:
+		return "", nil
+	case d.reportTo != nil:
+		return "", write(rep, d.reportTo)
+	}
+	f, err := createAtomic(d.reportPath)
+	if err != nil {
+		return "", err
+	}
+	defer f.abort()
+	if err := write(rep, f); err != nil {
+		return "", err
+	}
+	return d.reportPath, f.commit()
+}
+
+// providersLine sums up the providers called: "openai 6, gemini 3, anthropic 1".
+func providersLine(ps []report.Provider) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%s %d", p.Name, p.Records))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return group(n) + " " + many
 }

@@ -25,10 +25,11 @@ func TestDemoOffline(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "a fake OpenAI server at http://127.0.0.1:")
 	assert.Contains(t, stderr, "a fake Gemini server at http://127.0.0.1:")
+	assert.Contains(t, stderr, "a fake Anthropic server at http://127.0.0.1:")
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey} {
+	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
 		assert.NotContains(t, string(data), key, "a key reached the history file")
 		assert.NotContains(t, stderr+stdout, key, "a key reached the screen")
 	}
@@ -36,10 +37,10 @@ func TestDemoOffline(t *testing.T) {
 
 	recs, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)
-	require.Len(t, recs, 8, "one record per logical call")
+	require.Len(t, recs, 9, "one record per logical call")
 
 	byID := map[string]record.Record{}
-	var retried, tool, nested, oaStream, gmStream, failed, redacted []record.Record
+	var retried, tool, nested, oaStream, gmStream, failed, redacted, claude []record.Record
 	for _, r := range recs {
 		byID[r.CallID] = r
 		assert.Equal(t, recs[0].TraceID, r.TraceID, "one trace")
@@ -54,6 +55,8 @@ func TestDemoOffline(t *testing.T) {
 			nested = append(nested, r)
 		case r.MethodName == "gemini.models.streamGenerateContent":
 			gmStream = append(gmStream, r)
+		case r.MethodName == "anthropic.messages.create":
+			claude = append(claude, r)
 		case !r.Outcome.OK:
 			failed = append(failed, r)
 		case gjson.GetBytes(r.Kwargs, "stream").Bool():
@@ -83,6 +86,14 @@ func TestDemoOffline(t *testing.T) {
 	require.NotNil(t, gmStream[0].Usage)
 	assert.Equal(t, 17, gmStream[0].Usage.OutputTokens)
 
+	require.Len(t, claude, 1, "the Claude turn, through Anthropic's SDK")
+	assert.Equal(t, record.SpeakerAgent, claude[0].Speaker)
+	assert.Equal(t, string(defaultClaude), claude[0].Model)
+	assert.Equal(t, "end_turn", claude[0].Outcome.FinishReason)
+	require.NotNil(t, claude[0].Usage)
+	assert.Positive(t, claude[0].Usage.OutputTokens)
+	assert.Contains(t, string(claude[0].Args), "Check this packing advice")
+
 	require.Len(t, failed, 1)
 	assert.Equal(t, record.ErrorNotFound, failed[0].ErrorType)
 	assert.Equal(t, 404, failed[0].Outcome.HTTPStatus)
@@ -91,8 +102,13 @@ func TestDemoOffline(t *testing.T) {
 	// The report on stdout is the one built from the file.
 	var rep report.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
-	assert.Equal(t, int64(8), rep.Summary.Records)
-	assert.Equal(t, int64(9), rep.Summary.Calls, "8 logical calls, one of them tried twice")
+	assert.Equal(t, int64(9), rep.Summary.Records)
+	assert.Equal(t, int64(10), rep.Summary.Calls, "9 logical calls, one of them tried twice")
+	providers := map[string]int64{}
+	for _, p := range rep.Providers {
+		providers[p.Name] = p.Records
+	}
+	assert.Equal(t, map[string]int64{"openai": 6, "gemini": 2, "anthropic": 1}, providers)
 	for _, p := range rep.Patterns {
 		assert.NotEmpty(t, p.Example, "an example span for %s", p.Tag)
 	}
@@ -107,34 +123,64 @@ func TestDemoOffline(t *testing.T) {
 
 // TestDemoRealProviders runs the path taken when keys are set, against
 // servers standing in for the providers' endpoints (OPENAI_BASE_URL,
-// GOOGLE_GEMINI_BASE_URL): the keys come from the environment, and none
-// reaches the file.
+// GOOGLE_GEMINI_BASE_URL, ANTHROPIC_BASE_URL): the keys come from the
+// environment, and none reaches the file.
 func TestDemoRealProviders(t *testing.T) {
 	oa := httptest.NewServer(fakeOpenAI())
 	defer oa.Close()
 	gm := httptest.NewServer(fakeGemini())
 	defer gm.Close()
+	an := httptest.NewServer(fakeAnthropic())
+	defer an.Close()
 	t.Setenv("OPENAI_API_KEY", fakeOpenAIKey)
 	t.Setenv("OPENAI_BASE_URL", oa.URL+"/v1")
 	t.Setenv("GEMINI_API_KEY", fakeGeminiKey)
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", gm.URL)
+	t.Setenv("ANTHROPIC_API_KEY", fakeAnthropicKey)
+	t.Setenv("ANTHROPIC_BASE_URL", an.URL)
 	t.Setenv("OPENAI_MODEL", "")
 	t.Setenv("GEMINI_MODEL", "")
+	t.Setenv("ANTHROPIC_MODEL", "claude-haiku-4-5")
 
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	code, _, stderr := runCmd(t, "", "demo", "-provider", "real", "-o", path, "-color", "never", "-format", "none")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "OpenAI: "+oa.URL+"/v1 (gpt-4o-mini)")
 	assert.Contains(t, stderr, "Gemini: "+gm.URL+" (gemini-2.5-flash)")
+	assert.Contains(t, stderr, "Claude: "+an.URL+" (claude-haiku-4-5)")
 	assert.NotContains(t, stderr, "fake")
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	recs, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)
-	assert.Len(t, recs, 8)
-	assert.NotContains(t, string(data), fakeOpenAIKey)
-	assert.NotContains(t, string(data), fakeGeminiKey)
+	assert.Len(t, recs, 9)
+	var models []string
+	for _, r := range recs {
+		if r.MethodName == "anthropic.messages.create" {
+			models = append(models, r.Model)
+		}
+	}
+	assert.Equal(t, []string{"claude-haiku-4-5"}, models, "ANTHROPIC_MODEL picks the model")
+	for _, key := range []string{fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
+		assert.NotContains(t, string(data), key)
+	}
+
+	// auto calls for real the providers whose key is set, and fakes the
+	// others: here Claude alone, and no Anthropic variable reaches a fake.
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GOOGLE_API_KEY", "")
+	code, _, stderr = runCmd(t, "", "demo", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "Claude: "+an.URL+" (claude-haiku-4-5)")
+	assert.Contains(t, stderr, "OpenAI: a fake OpenAI server")
+
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	code, _, stderr = runCmd(t, "", "demo", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "Claude: a fake Anthropic server at http://127.0.0.1:")
+	assert.NotContains(t, stderr, an.URL, "ANTHROPIC_BASE_URL is for the real API only")
 }
 
 func TestDemoBadFlags(t *testing.T) {
@@ -149,7 +195,7 @@ func TestDemoBadFlags(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	code, _, stderr = runCmd(t, "", "demo", "-provider", "real", "-o", filepath.Join(t.TempDir(), "h.jsonl"))
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stderr, "needs OPENAI_API_KEY and GEMINI_API_KEY")
+	assert.Contains(t, stderr, "needs OPENAI_API_KEY, GEMINI_API_KEY and ANTHROPIC_API_KEY")
 }
 
 func TestDemoUnwritableFile(t *testing.T) {

@@ -180,3 +180,53 @@ func quoteJSON(s string) string {
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
 }
+
+// fakeAnthropicKey is what the demo's Claude client sends to the fake
+// Anthropic server: the shape of a key, and no key.
+const fakeAnthropicKey = "sk-ant-api03-DEMOxNotAKeyx0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL-DEMOAA"
+
+// fakeAnthropic serves the Messages API (POST /v1/messages) as Anthropic
+// does (see providers/anthropic/testdata): the key in x-api-key, an
+// anthropic-version header, a message with text content blocks, stop_reason
+// and usage with its cache fields, and errors as {"type":"error",...}.
+func fakeAnthropic() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		w.Header().Set("request-id", "req_011CDemo0123456789abcdef")
+		if r.Header.Get("x-api-key") != fakeAnthropicKey {
+			anthropicError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
+			return
+		}
+		if r.Header.Get("anthropic-version") == "" {
+			anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+			return
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+			anthropicError(w, http.StatusNotFound, "not_found_error", "Not Found")
+			return
+		}
+		req := gjson.ParseBytes(body)
+		model := req.Get("model").String()
+		if !strings.HasPrefix(model, "claude-") {
+			anthropicError(w, http.StatusNotFound, "not_found_error", "model: "+model)
+			return
+		}
+		text := "The list covers Lisbon in May; add sunscreen and a small umbrella, and it is complete."
+		in, out := len(body)/4, len(text)/4
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_01DemoQ8vZ2mXwY7kLp3RtN5","type":"message","role":"assistant","model":%s,`+
+			`"content":[{"type":"text","text":%s}],"stop_reason":"end_turn","stop_sequence":null,`+
+			`"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,`+
+			`"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":%d,"service_tier":"standard"}}`,
+			quoteJSON(model), quoteJSON(text), in, out)
+	})
+}
+
+func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%s},"request_id":"req_011CDemo0123456789abcdef"}`, typ, quoteJSON(msg))
+}

@@ -4,6 +4,7 @@
 //	llmhistory report [flags] FILE…  build the evidence report from JSONL history files (- for stdin)
 //	llmhistory tail [flags] FILE     follow a JSONL history file as it grows
 //	llmhistory scan [flags] FILE…    find history queries in generated code (- for stdin)
+//	llmhistory help [command]        what a command does and its flags
 //
 // Every subcommand takes -h for its flags. Exit codes: 0 success, 1 a
 // failure (an unreadable file, a failed call), 2 a usage error.
@@ -58,9 +59,25 @@ func run(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		usage(io.out)
 		return exitOK
+	case "help":
+		// "help report" is "report -h"; "help" alone, the command list.
+		switch len(args) {
+		case 1:
+			usage(io.out)
+			return exitOK
+		case 2:
+			if _, ok := commands[args[1]]; ok {
+				return commands[args[1]].run(context.Background(), []string{"-h"}, io)
+			}
+			fmt.Fprintf(io.err, "llmhistory help: unknown command %q\n\n", args[1])
+			usage(io.err)
+			return exitUsage
+		}
+		fmt.Fprintln(io.err, "usage: llmhistory help [command]")
+		return exitUsage
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -82,7 +99,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'llmhistory <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'llmhistory help <command>' (or 'llmhistory <command> -h') for a command's flags.")
 }
 
 // newFlags returns a flag set that reports errors instead of exiting, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,14 +24,20 @@ telemetry rates, query pattern tags with examples, calls, errors, retries,
 latency, tokens, depth, the largest traces and any bad input. Memory stays
 bounded whatever the size of the input.
 
-Every FILE is opened before any is read: one that cannot be opened stops
-the run (exit 1) with nothing written. A line that is not a record is
+Every FILE is opened, and the -o file created, before any is read: one
+that cannot be opened stops the run (exit 1) with nothing written. A line
+that is not a record (not JSON, or without the fields every record has) is
 reported on standard error as FILE:LINE: reason (the first 20), counted in
-the report, and skipped; so is a torn last line left by a crash. Neither
-changes the exit status: 0 when the report was written, 1 when an input
-could not be read or the report not written, 2 for bad flags.
+the report, and skipped; so is a torn last line left by a crash. An input
+with lines of which none is a record is not a history file: the run says
+so and exits 1 (the report of the other inputs is still written). Exit
+status: 0 when the report was written from history files, 1 when an input
+could not be read, was not a history, or the report could not be written,
+2 for bad flags.
 
-On a terminal, a progress line shows records per second for large inputs.`
+With no FILE, standard input is read, unless it is a terminal: then the
+command says what it wants instead of waiting. On a terminal, a progress
+line shows records per second for large inputs.`
 
 // maxWarnings bounds the garbled lines reported one by one on stderr; the
 // report counts them all.
@@ -45,6 +52,14 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
+	if *top < 1 {
+		fmt.Fprintf(io.err, "llmhistory report: -top must be at least 1, not %d\n", *top)
+		return exitUsage
+	}
+	if *minEvidence < 1 {
+		fmt.Fprintf(io.err, "llmhistory report: -min-evidence must be at least 1, not %d\n", *minEvidence)
+		return exitUsage
+	}
 	var write reportWriter
 	switch *format {
 	case "markdown", "md":
@@ -57,12 +72,26 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "llmhistory report: unknown format %q (want markdown, json or html)\n", *format)
 		return exitUsage
 	}
+	if fs.NArg() == 0 && isTerminal(io.in) {
+		fmt.Fprintln(io.err, "llmhistory report: no FILE given, and standard input is a terminal: name the history files (llmhistory report history.jsonl), or pipe one in")
+		return exitUsage
+	}
 
 	sources, size, closeAll, err := openSources(fs.Args(), io.in)
 	defer closeAll()
 	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory report:", err)
 		return exitFailure
+	}
+	var dest *atomicFile
+	if *out != "" {
+		// Made before reading, so a wrong -o fails at once, not after a
+		// long read.
+		if dest, err = createAtomic(*out); err != nil {
+			fmt.Fprintln(io.err, "llmhistory report:", err)
+			return exitFailure
+		}
+		defer dest.abort()
 	}
 
 	var warned, unwarned int
@@ -88,22 +117,47 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	if unwarned > 0 {
-		fmt.Fprintf(io.err, "llmhistory report: %d more lines that are not records\n", unwarned)
+		fmt.Fprintf(io.err, "llmhistory report: %s more %s\n", group(int64(unwarned)), pluralWord(unwarned, "line that is not a record", "lines that are not records"))
 	}
 	for _, src := range r.BadInput.TornSources {
 		fmt.Fprintf(io.err, "%s: torn last line (a crash in mid-write?) skipped\n", src)
 	}
+	status := exitOK
+	for _, in := range r.Provenance.Inputs {
+		if in.NoRecords() {
+			what := "none of its " + group(in.Lines) + " lines is a record"
+			if in.Lines == 1 {
+				what = "its one line is not a record"
+			}
+			fmt.Fprintf(io.err, "llmhistory report: %s: not a history file: %s\n", in.Name, what)
+			status = exitFailure
+		}
+	}
+	if status != exitOK && r.Summary.Records == 0 {
+		return status // a report of nothing, from inputs that are not histories, helps no one
+	}
 
-	if *out == "" {
+	if dest == nil {
 		err = write(r, io.out)
 	} else {
-		err = writeFileAtomic(*out, r, write)
+		err = write(r, dest)
+		if err == nil {
+			err = dest.commit()
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory report:", err)
 		return exitFailure
 	}
-	return exitOK
+	return status
+}
+
+// pluralWord is one when n is 1, else many.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // openSources opens every file, or none: on the first failure it returns
@@ -147,23 +201,70 @@ func openSources(names []string, stdin io.Reader) (sources []report.Source, size
 // reportWriter writes a report in one format.
 type reportWriter func(*report.Report, io.Writer) error
 
-// writeFileAtomic writes r to path through a temporary file in the same
-// directory, so a failed write never leaves half a report behind.
-func writeFileAtomic(path string, r *report.Report, write reportWriter) error {
+// atomicFile is a file written under a temporary name in the directory of
+// its path and renamed to it once whole, so a failed write never leaves
+// half a report behind, nor replaces a good one. Its errors name the path
+// the user gave, never the temporary file.
+type atomicFile struct {
+	path string
+	tmp  *os.File
+	done bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("write %s: is a directory", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("write %s: %w", path, bare(err))
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename, a no-op
-	err = write(r, tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	return &atomicFile{path: path, tmp: tmp}, nil
+}
+
+func (a *atomicFile) Write(p []byte) (int, error) {
+	n, err := a.tmp.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", a.path, bare(err))
+	}
+	return n, err
+}
+
+// commit closes the file and puts it in its place.
+func (a *atomicFile) commit() error {
+	err := a.tmp.Close()
+	if err == nil {
+		err = os.Chmod(a.tmp.Name(), 0o644)
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
+		err = os.Rename(a.tmp.Name(), a.path)
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+	if err != nil {
+		os.Remove(a.tmp.Name())
+		return fmt.Errorf("write %s: %w", a.path, bare(err))
+	}
+	a.done = true
+	return nil
+}
+
+// abort removes the temporary file unless commit put it in place.
+func (a *atomicFile) abort() {
+	if !a.done {
+		a.tmp.Close()
+		os.Remove(a.tmp.Name())
+	}
+}
+
+// bare is the reason of a file error without the path it carries: the
+// caller names the path the user knows.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }

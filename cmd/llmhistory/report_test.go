@@ -150,9 +150,10 @@ func TestReportBadInput(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `unknown format "pdf"`)
 
-	code, _, stderr = runCmd(t, "", "report", "-o", filepath.Join(dir, "no", "such", "dir.md"), good)
+	target := filepath.Join(dir, "no", "such", "dir.md")
+	code, _, stderr = runCmd(t, "", "report", "-o", target, good)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stderr, "llmhistory report: open ")
+	assert.Equal(t, "llmhistory report: write "+target+": no such file or directory\n", stderr, "the file asked for, not a temporary one")
 }
 
 // Many garbled lines: the first 20 are shown, the rest summed up.
@@ -163,7 +164,7 @@ func TestReportManyGarbled(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, 21, strings.Count(stderr, "\n"), stderr)
 	assert.Contains(t, stderr, "llmhistory report: 30 more lines that are not records")
-	assert.Contains(t, stdout, "Garbled lines skipped: 50.")
+	assert.Contains(t, stdout, "Lines that are not records, skipped: 50.")
 }
 
 func TestGroup(t *testing.T) {

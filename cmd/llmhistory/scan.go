@@ -92,11 +92,14 @@ func readInput(name string, stdin io.Reader) (string, error) {
 			return "", err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return "", fmt.Errorf("%s: is a directory; scan reads files", name)
+		}
 		r, display = f, name
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxScanBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", display, err)
+		return "", fmt.Errorf("read %s: %w", display, bare(err))
 	}
 	if len(b) > maxScanBytes {
 		return "", fmt.Errorf("%s: larger than %d MiB; scan generated code, not whole logs", display, maxScanBytes>>20)

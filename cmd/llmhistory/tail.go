@@ -22,8 +22,13 @@ folded into a record and detected history reads highlighted. It notices a
 file that is truncated or replaced (log rotation) and starts again from its
 beginning. Interrupt (Ctrl-C) to stop.
 
-Lines that are not records are reported on standard error and skipped; a
-line still being written is waited for.`
+FILE may be - for standard input, which is read to its end and its last
+-n records printed (a pipe cannot be followed past its end).
+
+Lines that are not records (not JSON, or without the fields every record
+has) are reported on standard error, the first 20 of each kind, and
+skipped; a line still being written is waited for. A file with lines of
+which none is a record is not a history file: tail says so and exits 1.`
 
 // maxTailLine bounds a line tail will wait for: past it the line is
 // reported and skipped, so a file that is not JSONL cannot eat memory.
@@ -43,21 +48,36 @@ func runTail(ctx context.Context, args []string, io stdio) int {
 		fs.Usage()
 		return exitUsage
 	}
+	if *n < 0 {
+		fmt.Fprintf(io.err, "llmhistory tail: -n must be 0 or more, not %d\n", *n)
+		return exitUsage
+	}
+	if *poll <= 0 {
+		fmt.Fprintf(io.err, "llmhistory tail: -poll must be more than 0, not %v\n", *poll)
+		return exitUsage
+	}
 	color, err := useColor(*colorMode, io.out)
 	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory tail:", err)
 		return exitUsage
 	}
-	if *poll <= 0 {
-		*poll = 250 * time.Millisecond
+	t := &tailer{path: fs.Arg(0), con: newConsole(io.out, color, termWidth(io.out)), warn: io.err, poll: *poll}
+	if t.path == "-" {
+		t.path, t.r = "<stdin>", io.in
+		*follow = false
 	}
-	t := &tailer{path: fs.Arg(0), con: newConsole(io.out, color), warn: io.err, poll: *poll}
-	if err := t.run(ctx, max(*n, 0), *follow); err != nil {
+	err = t.run(ctx, *n, *follow)
+	t.summarize()
+	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory tail:", err)
 		return exitFailure
 	}
 	return exitOK
 }
+
+// maxTailWarnings bounds the lines of one kind of trouble (not a record,
+// too long) listed one by one, as report does; the rest are counted.
+const maxTailWarnings = 20
 
 type tailer struct {
 	path string
@@ -65,23 +85,46 @@ type tailer struct {
 	warn io.Writer
 	poll time.Duration
 
-	f       *os.File
-	off     int64  // bytes of f consumed, up to the end of the last whole line
-	line    int    // number of the last whole line consumed
-	partial int64  // bytes read of the current, unfinished line
-	pending []byte // those bytes, unless skip
-	skip    bool   // the current line grew past maxTailLine: drop it at its newline
+	f       *os.File  // the file followed; nil when reading r
+	r       io.Reader // standard input, read once to its end
+	off     int64     // bytes of f consumed, up to the end of the last whole line
+	line    int       // number of the last whole line consumed
+	partial int64     // bytes read of the current, unfinished line
+	pending []byte    // those bytes, unless skip
+	skip    bool      // the current line grew past maxTailLine: drop it at its newline
+
+	records, bad int            // whole lines read that were, and were not, records
+	listed       map[string]int // lines of each kind of trouble listed
+	unlisted     map[string]int // and those past maxTailWarnings
+}
+
+// errNotHistory is a file with lines of which none is a record.
+type errNotHistory struct {
+	path  string
+	lines int
+}
+
+func (e errNotHistory) Error() string {
+	if e.lines == 1 {
+		return e.path + ": not a history file: its one line is not a record"
+	}
+	return fmt.Sprintf("%s: not a history file: none of its %s lines is a record", e.path, group(int64(e.lines)))
 }
 
 func (t *tailer) run(ctx context.Context, n int, follow bool) error {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
+	if t.r == nil {
+		f, err := os.Open(t.path)
+		if err != nil {
+			return err
+		}
+		t.f, t.r = f, f
+		defer func() { t.f.Close() }()
 	}
-	t.f = f
-	defer func() { t.f.Close() }()
 	if err := t.printLast(n); err != nil {
 		return err
+	}
+	if t.records == 0 && t.bad > 0 {
+		return errNotHistory{t.path, t.bad}
 	}
 	if !follow {
 		return nil
@@ -100,6 +143,31 @@ func (t *tailer) run(ctx context.Context, n int, follow bool) error {
 		if err := t.readNew(); err != nil {
 			return err
 		}
+	}
+}
+
+// trouble reports a line that is not a record, listing the first few of
+// each kind and counting the rest.
+func (t *tailer) trouble(kind, format string, args ...any) {
+	if t.listed == nil {
+		t.listed, t.unlisted = map[string]int{}, map[string]int{}
+	}
+	switch t.listed[kind] {
+	case maxTailWarnings:
+		t.unlisted[kind]++
+		if t.unlisted[kind] == 1 {
+			fmt.Fprintf(t.warn, "%s: more %s; no longer listing them\n", t.path, kind)
+		}
+	default:
+		t.listed[kind]++
+		fmt.Fprintf(t.warn, format, args...)
+	}
+}
+
+// summarize says how many lines of each kind were not listed.
+func (t *tailer) summarize() {
+	for kind, n := range t.unlisted {
+		fmt.Fprintf(t.warn, "llmhistory tail: %s: %s more %s\n", t.path, group(int64(n)), kind)
 	}
 }
 
@@ -133,12 +201,14 @@ func (t *tailer) readNew() error { return t.consume(t.con.print) }
 // consume reads from t.off to the end of the file, hands every whole,
 // valid record to emit, and keeps a trailing partial line for next time.
 func (t *tailer) consume(emit func(record.Record)) error {
-	if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
-		return err
+	if t.f != nil {
+		if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
+			return err
+		}
 	}
 	buf := make([]byte, 256<<10)
 	for {
-		m, err := t.f.Read(buf)
+		m, err := t.r.Read(buf)
 		chunk := buf[:m]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
@@ -150,12 +220,14 @@ func (t *tailer) consume(emit func(record.Record)) error {
 			t.off += t.partial + 1
 			t.line++
 			if t.skip {
-				fmt.Fprintf(t.warn, "%s:%d: line longer than %d MiB; skipped\n", t.path, t.line, maxTailLine>>20)
+				t.bad++
+				t.trouble("lines that are too long", "%s:%d: line longer than %d MiB; skipped\n", t.path, t.line, maxTailLine>>20)
 			} else if line := bytes.TrimSpace(t.pending); len(line) > 0 {
-				var r record.Record
-				if err := r.UnmarshalJSON(line); err != nil {
-					fmt.Fprintf(t.warn, "%s:%d: not a record: %v\n", t.path, t.line, err)
+				if r, err := record.DecodeLine(line); err != nil {
+					t.bad++
+					t.trouble("lines that are not records", "%s:%d: %v\n", t.path, t.line, err)
 				} else {
+					t.records++
 					emit(r)
 				}
 			}
@@ -163,12 +235,34 @@ func (t *tailer) consume(emit func(record.Record)) error {
 			chunk = chunk[i+1:]
 		}
 		if errors.Is(err, io.EOF) || (err == nil && m == 0) {
+			if t.f == nil {
+				t.flushLast(emit) // standard input ends here: its last line too
+			}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// flushLast takes a last line without a newline, at the end of an input
+// that will not grow, as a line: a record if it is one, skipped quietly if
+// it is a torn write.
+func (t *tailer) flushLast(emit func(record.Record)) {
+	line := bytes.TrimSpace(t.pending)
+	if t.skip || len(line) == 0 {
+		return
+	}
+	t.line++
+	if r, err := record.DecodeLine(line); err == nil {
+		t.records++
+		emit(r)
+	} else if record.ValidJSON(line) {
+		t.bad++
+		t.trouble("lines that are not records", "%s:%d: %v\n", t.path, t.line, err)
+	}
+	t.partial, t.pending = 0, t.pending[:0]
 }
 
 // hold keeps b as part of the current line, up to maxTailLine.
@@ -197,7 +291,7 @@ func (t *tailer) check() error {
 			return nil // between rename and create: look again next tick
 		}
 		t.f.Close()
-		t.f = f
+		t.f, t.r = f, f
 		fmt.Fprintf(t.warn, "%s: replaced; reading the new file from its start\n", t.path)
 		t.restart()
 		return nil

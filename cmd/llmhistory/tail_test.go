@@ -96,7 +96,7 @@ func TestTailFollows(t *testing.T) {
 	appendFile(t, path, half[20:]+"this is not json\n"+line(testRecord(5, true)))
 	waitFor(&out, "…00000004")
 	waitFor(&out, "…00000005")
-	waitFor(&errb, "history.jsonl:5: not a record")
+	waitFor(&errb, `history.jsonl:5: invalid JSON at offset 0: unexpected "this"`)
 
 	require.NoError(t, os.Truncate(path, 0))
 	appendFile(t, path, line(testRecord(6, true)))

@@ -1,0 +1,9 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package main
+
+// Elsewhere (Windows, Plan 9, wasm) the command does not look for a
+// terminal: no colour by default, no progress line, and the demo writes
+// its report where it always does off a terminal.
+func isTTY(uintptr) bool  { return false }
+func ttyWidth(uintptr) int { return 0 }
