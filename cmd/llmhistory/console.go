@@ -75,7 +75,9 @@ func (c *console) print(r record.Record) {
 		msg = "(no method)"
 	}
 	var items []item
-	add := func(drop int, color uint8, a slog.Attr) { items = append(items, item{attr: a, color: color, drop: drop}) }
+	add := func(drop int, color uint8, a slog.Attr) {
+		items = append(items, item{attr: a, color: color, drop: drop})
+	}
 	add(6, 0, slog.String("call", shortID(r.CallID)))
 	if r.TraceID != "" && !c.noTrace {
 		add(9, 0, slog.String("trace", r.TraceID))
