@@ -45,10 +45,11 @@ func commandFor(arg0, exe, cwd string) string {
 }
 
 // builtByGoRun reports whether exe is a binary go run built: it sits in
-// an "exe" directory under a go-build work directory.
+// $WORK/b001/exe/, $WORK being a go-build directory.
 func builtByGoRun(exe string) bool {
 	dir := filepath.Dir(exe)
-	return filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "go-build")
+	work := filepath.Dir(filepath.Dir(dir))
+	return filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(work), "go-build")
 }
 
 // moduleRoot returns the directory at or above dir whose go.mod declares
