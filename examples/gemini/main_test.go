@@ -27,7 +27,9 @@ func TestRunAgainstTheFakeServer(t *testing.T) {
 		assert.Equal(t, record.SpeakerUser, r.Speaker)
 	}
 	assert.Equal(t, gemini.MethodGenerateContent, recs[0].MethodName)
-	assert.Equal(t, &record.Usage{InputTokens: 8, OutputTokens: 7, TotalTokens: 41, ReasoningTokens: 26}, recs[0].Usage)
+	// Output counts the thoughts: 7 candidates + 26 thoughts (one meaning of
+	// usage for every provider).
+	assert.Equal(t, &record.Usage{InputTokens: 8, OutputTokens: 33, TotalTokens: 41, ReasoningTokens: 26}, recs[0].Usage)
 	assert.Equal(t, gemini.MethodStreamGenerateContent, recs[1].MethodName)
 	assert.Equal(t, &record.Usage{InputTokens: 24, OutputTokens: 6, TotalTokens: 30}, recs[1].Usage, "the last cumulative usage")
 	assert.Equal(t, "STOP", recs[1].Outcome.FinishReason)
