@@ -1,0 +1,396 @@
+package otelsink
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Prefix starts the name of every attribute this package sets for a field
+// of the record that has no GenAI convention.
+const Prefix = "llmhistory."
+
+// The attributes of the record's fields that have no convention.
+const (
+	AttrCallID                  = attribute.Key(Prefix + "call_id")
+	AttrParentCallID            = attribute.Key(Prefix + "parent_call_id")
+	AttrSpeaker                 = attribute.Key(Prefix + "speaker")
+	AttrMethodName              = attribute.Key(Prefix + "method_name")
+	AttrDepth                   = attribute.Key(Prefix + "depth")
+	AttrStatus                  = attribute.Key(Prefix + "outcome.status")
+	AttrRetriable               = attribute.Key(Prefix + "outcome.retriable")
+	AttrValueClass              = attribute.Key(Prefix + "outcome.value_class")
+	AttrAttempts                = attribute.Key(Prefix + "attempts")
+	AttrHops                    = attribute.Key(Prefix + "hops")
+	AttrArtifactHit             = attribute.Key(Prefix + "artifact_hit")
+	AttrCacheWrite1hTokens      = attribute.Key(Prefix + "usage.cache_write_1h_tokens")
+	AttrCostUSD                 = attribute.Key(Prefix + "cost.usd")
+	AttrCostTable               = attribute.Key(Prefix + "cost.table")
+	AttrTruncated               = attribute.Key(Prefix + "truncated")
+	AttrHistoryGuidance         = attribute.Key(Prefix + "history_guidance")
+	AttrHistoryRecordAppended   = attribute.Key(Prefix + "history_record_appended")
+	AttrConversationHistorySize = attribute.Key(Prefix + "conversation_history_size")
+	AttrHistoryAccessDetected   = attribute.Key(Prefix + "history_access_detected")
+	AttrHistoryQueryPatterns    = attribute.Key(Prefix + "history_query_patterns")
+	// AttrProgramSource is content: set only when content is captured.
+	AttrProgramSource = attribute.Key(Prefix + "program_source")
+	// AttrContentTruncated names the content attributes whose earliest
+	// messages were left out to fit [Options.MaxContentBytes].
+	AttrContentTruncated = attribute.Key(Prefix + "content_truncated")
+)
+
+// Operation names the GenAI conventions do not list. A token count spends
+// no tokens; the conventions leave such operations to the provider's name
+// for them.
+const opCountTokens = "count_tokens"
+
+// operation returns the gen_ai.operation.name of a record's method and,
+// for OpenAI, its openai.api.type. A method no provider knows (the generic
+// provider's "http.POST /path") is its own operation name: saying "chat"
+// for an unknown endpoint would be a guess.
+func operation(method string) (op string, apiType attribute.KeyValue) {
+	switch method {
+	case "openai.chat.completions.create":
+		return semconv.GenAIOperationNameChat.Value.AsString(), semconv.OpenAIAPITypeChatCompletions
+	case "openai.responses.create":
+		return semconv.GenAIOperationNameChat.Value.AsString(), semconv.OpenAIAPITypeResponses
+	case "openai.completions.create":
+		return semconv.GenAIOperationNameTextCompletion.Value.AsString(), attribute.KeyValue{}
+	case "openai.embeddings.create", "gemini.models.embedContent", "gemini.models.batchEmbedContents":
+		return semconv.GenAIOperationNameEmbeddings.Value.AsString(), attribute.KeyValue{}
+	case "gemini.models.generateContent", "gemini.models.streamGenerateContent":
+		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
+	case "anthropic.messages.create":
+		return semconv.GenAIOperationNameChat.Value.AsString(), attribute.KeyValue{}
+	case "gemini.models.countTokens", "anthropic.messages.count_tokens":
+		return opCountTokens, attribute.KeyValue{}
+	}
+	return method, attribute.KeyValue{}
+}
+
+// provider returns the gen_ai.provider.name of a record's method, or ""
+// for an endpoint no provider recognized. The Gemini parser reads the
+// Gemini API and Vertex AI alike, and a record does not say which it was:
+// gcp.gen_ai is the conventions' name for "any Google generative AI
+// endpoint".
+func provider(method string) string {
+	name, _, _ := strings.Cut(method, ".")
+	switch name {
+	case "openai":
+		return semconv.GenAIProviderNameOpenAI.Value.AsString()
+	case "gemini":
+		return semconv.GenAIProviderNameGCPGenAI.Value.AsString()
+	case "anthropic":
+		return semconv.GenAIProviderNameAnthropic.Value.AsString()
+	}
+	return ""
+}
+
+// request is what the attributes need from a record's kwargs, read in one
+// pass.
+type request struct {
+	model       string
+	stream      bool
+	serviceTier string
+	outputType  string
+	params      []attribute.KeyValue
+}
+
+// readKwargs reads the request parameters the GenAI conventions name.
+// Each provider spells them its own way (OpenAI max_tokens, Gemini's
+// generationConfig maxOutputTokens, ...); the providers keep them as sent.
+func readKwargs(kw []byte) request {
+	var q request
+	if len(kw) == 0 || kw[0] != '{' {
+		return q
+	}
+	seen := map[attribute.Key]bool{}
+	add := func(kv attribute.KeyValue) {
+		if !seen[kv.Key] { // the first spelling wins
+			seen[kv.Key] = true
+			q.params = append(q.params, kv)
+		}
+	}
+	gjson.ParseBytes(kw).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "model":
+			if v.Type == gjson.String {
+				q.model = v.String()
+			}
+		case "stream":
+			q.stream = v.Type == gjson.True
+		case "temperature":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestTemperature(v.Float()))
+			}
+		case "top_p", "topP":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestTopP(v.Float()))
+			}
+		case "top_k", "topK":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestTopK(v.Float()))
+			}
+		case "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestMaxTokens(int(v.Int())))
+			}
+		case "frequency_penalty", "frequencyPenalty":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestFrequencyPenalty(v.Float()))
+			}
+		case "presence_penalty", "presencePenalty":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestPresencePenalty(v.Float()))
+			}
+		case "seed":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestSeed(int(v.Int())))
+			}
+		case "n", "candidateCount", "candidate_count":
+			if v.Type == gjson.Number {
+				add(semconv.GenAIRequestChoiceCount(int(v.Int())))
+			}
+		case "stop", "stop_sequences", "stopSequences":
+			if s := stringList(v); len(s) > 0 {
+				add(semconv.GenAIRequestStopSequences(s...))
+			}
+		case "encoding_format":
+			if v.Type == gjson.String {
+				add(semconv.GenAIRequestEncodingFormats(v.String()))
+			}
+		case "service_tier":
+			if v.Type == gjson.String {
+				q.serviceTier = v.String()
+			}
+		case "response_format":
+			// Kept by the OpenAI provider as its type.
+			switch t := v.String(); {
+			case v.IsObject():
+				q.outputType = outputType(v.Get("type").String())
+			default:
+				q.outputType = outputType(t)
+			}
+		case "responseMimeType", "response_mime_type":
+			switch v.String() {
+			case "application/json":
+				q.outputType = semconv.GenAIOutputTypeJSON.Value.AsString()
+			case "text/plain":
+				q.outputType = semconv.GenAIOutputTypeText.Value.AsString()
+			}
+		}
+		return true
+	})
+	return q
+}
+
+func outputType(responseFormat string) string {
+	switch responseFormat {
+	case "json_object", "json_schema":
+		return semconv.GenAIOutputTypeJSON.Value.AsString()
+	case "text":
+		return semconv.GenAIOutputTypeText.Value.AsString()
+	}
+	return ""
+}
+
+// stringList reads a string or an array of strings.
+func stringList(v gjson.Result) []string {
+	if v.Type == gjson.String {
+		return []string{v.String()}
+	}
+	var out []string
+	if v.IsArray() {
+		v.ForEach(func(_, e gjson.Result) bool {
+			if e.Type == gjson.String {
+				out = append(out, e.String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// names is what a span and the metrics share about a record.
+type names struct {
+	op, provider                string
+	requestModel, responseModel string
+	server, errorType           string
+}
+
+// responseModel is the model that answered. A record's model is the
+// response's when there was one and the request's otherwise, so a failed
+// call whose model is the one asked for says nothing about a response.
+func responseModel(r *record.Record, requestModel string) string {
+	if r.Outcome.OK || r.Model != requestModel {
+		return r.Model
+	}
+	return ""
+}
+
+// spanName is "{gen_ai.operation.name} {gen_ai.request.model}", the
+// model being the response's when the request did not name one.
+func (n names) spanName() string {
+	m := n.requestModel
+	if m == "" {
+		m = n.responseModel
+	}
+	if m == "" {
+		return n.op
+	}
+	return n.op + " " + m
+}
+
+// errorType is the error.type of a failed call: the taxonomy's type
+// (rate_limit, auth, ...), which is low in cardinality as the convention
+// asks.
+func errorType(r *record.Record) string {
+	if r.Outcome.OK {
+		return ""
+	}
+	if r.Outcome.ErrorType != "" {
+		return r.Outcome.ErrorType
+	}
+	if r.ErrorType != "" {
+		return r.ErrorType
+	}
+	return semconv.ErrorTypeOther.Value.AsString()
+}
+
+// attributes appends the span attributes of r to dst. Content
+// (messages, system instructions, output, program source) is added by
+// the caller when it is captured.
+func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute.KeyValue) []attribute.KeyValue {
+	_, apiType := operation(r.MethodName)
+	a := append(dst, semconv.GenAIOperationNameKey.String(n.op))
+	if n.provider != "" {
+		a = append(a, semconv.GenAIProviderNameKey.String(n.provider))
+	}
+	if apiType.Valid() {
+		a = append(a, apiType)
+	}
+	if q.model != "" {
+		a = append(a, semconv.GenAIRequestModel(q.model))
+	}
+	a = append(a, q.params...)
+	if q.stream || r.MethodName == "gemini.models.streamGenerateContent" {
+		a = append(a, semconv.GenAIRequestStream(true))
+	}
+	if q.serviceTier != "" {
+		a = append(a, semconv.OpenAIRequestServiceTierKey.String(q.serviceTier))
+	}
+	if q.outputType != "" {
+		a = append(a, semconv.GenAIOutputTypeKey.String(q.outputType))
+	}
+	if n.server != "" {
+		a = append(a, semconv.ServerAddress(n.server))
+	}
+	if r.TraceID != "" {
+		a = append(a, semconv.GenAIConversationID(r.TraceID))
+	}
+
+	o := &r.Outcome
+	if n.responseModel != "" {
+		a = append(a, semconv.GenAIResponseModel(n.responseModel))
+	}
+	if o.ResponseID != "" {
+		a = append(a, semconv.GenAIResponseID(o.ResponseID))
+	}
+	if o.FinishReason != "" {
+		a = append(a, semconv.GenAIResponseFinishReasons(o.FinishReason))
+	}
+	if o.HTTPStatus != 0 {
+		a = append(a, semconv.HTTPResponseStatusCode(o.HTTPStatus))
+	}
+	if n.errorType != "" {
+		a = append(a, semconv.ErrorTypeKey.String(n.errorType))
+	}
+	if r.Attempts > 1 {
+		// The convention counts resends: the first attempt is not one.
+		// Redirects are counted apart, in llmhistory.hops.
+		a = append(a, semconv.HTTPRequestResendCount(r.Attempts-1))
+	}
+	if r.TimeToFirstChunkMS > 0 {
+		a = append(a, semconv.GenAIResponseTimeToFirstChunk(r.TimeToFirstChunkMS/1000))
+	}
+	if u := r.Usage; u != nil {
+		a = append(a,
+			semconv.GenAIUsageInputTokens(u.InputTokens),
+			semconv.GenAIUsageOutputTokens(u.OutputTokens))
+		if u.CachedTokens != 0 {
+			a = append(a, semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens))
+		}
+		if u.CacheWriteTokens != 0 {
+			a = append(a, semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens))
+		}
+		if u.CacheWrite1hTokens != 0 {
+			a = append(a, AttrCacheWrite1hTokens.Int(u.CacheWrite1hTokens))
+		}
+		if u.ReasoningTokens != 0 {
+			a = append(a, semconv.GenAIUsageReasoningOutputTokens(u.ReasoningTokens))
+		}
+	}
+
+	// Ours: the record's identity, outcome details and history telemetry.
+	a = append(a,
+		AttrCallID.String(r.CallID),
+		AttrSpeaker.String(r.Speaker),
+		AttrMethodName.String(r.MethodName),
+		AttrStatus.String(o.Status),
+		AttrRetriable.Bool(o.Retriable),
+	)
+	if r.ParentCallID != "" {
+		a = append(a, AttrParentCallID.String(r.ParentCallID))
+	}
+	if r.Depth != nil {
+		a = append(a, AttrDepth.Int(*r.Depth))
+	}
+	if o.ValueClass != "" {
+		a = append(a, AttrValueClass.String(o.ValueClass))
+	}
+	if r.Attempts != 0 {
+		a = append(a, AttrAttempts.Int(r.Attempts))
+	}
+	if r.Hops != 0 {
+		a = append(a, AttrHops.Int(r.Hops))
+	}
+	if r.ArtifactHit {
+		a = append(a, AttrArtifactHit.Bool(true))
+	}
+	if r.Cost != nil {
+		a = append(a, AttrCostUSD.Float64(r.Cost.USD), AttrCostTable.String(r.Cost.Table))
+	}
+	if len(r.Truncated) > 0 {
+		a = append(a, AttrTruncated.StringSlice(r.Truncated))
+	}
+	if r.HistoryGuidance {
+		a = append(a, AttrHistoryGuidance.Bool(true))
+	}
+	patterns := r.HistoryQueryPatterns
+	if patterns == nil {
+		patterns = []string{} // every record carries the four fields, "[]" when none
+	}
+	a = append(a,
+		AttrHistoryRecordAppended.Bool(r.HistoryRecordAppended),
+		AttrConversationHistorySize.Int(r.ConversationHistorySize),
+		AttrHistoryAccessDetected.Bool(r.HistoryAccessDetected),
+		AttrHistoryQueryPatterns.StringSlice(patterns),
+	)
+	return a
+}
+
+// statusMessage is the span status description of a failed call: its
+// error message, redacted again, since records read from a file may come
+// from anywhere.
+func statusMessage(r *record.Record) string {
+	msg := r.ErrorMessage
+	if msg == "" {
+		msg = r.Outcome.ErrorType
+	}
+	return middleware.Redact(msg)
+}

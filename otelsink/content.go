@@ -1,0 +1,410 @@
+package otelsink
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Content says whether a span carries what was said: the input messages,
+// the system instructions, the output and the generated program source.
+type Content int
+
+const (
+	// ContentFromEnv, the zero value, captures content only when the
+	// environment variable OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+	// is "true", as the GenAI instrumentations of other languages do.
+	ContentFromEnv Content = iota
+	// ContentOff never captures content, whatever the environment says.
+	ContentOff
+	// ContentOn always captures content.
+	ContentOn
+)
+
+// EnvCaptureContent is the environment variable that turns content
+// capture on when [Options.Content] is [ContentFromEnv].
+const EnvCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+func (c Content) on() bool {
+	switch c {
+	case ContentOn:
+		return true
+	case ContentOff:
+		return false
+	}
+	return strings.EqualFold(strings.TrimSpace(os.Getenv(EnvCaptureContent)), "true")
+}
+
+// DefaultMaxContentBytes bounds each content attribute.
+const DefaultMaxContentBytes = 32 << 10
+
+// The shapes of the GenAI conventions' JSON schemas for input messages,
+// output messages and system instructions. A part is a map so that any
+// part type of the schema can be written, keys in a stable order.
+type (
+	part        = map[string]any
+	chatMessage struct {
+		Role  string `json:"role"`
+		Parts []part `json:"parts"`
+	}
+	outputMessage struct {
+		Role         string `json:"role"`
+		Parts        []part `json:"parts"`
+		FinishReason string `json:"finish_reason"`
+	}
+)
+
+func textPart(s string) part { return part{"type": "text", "content": s} }
+
+// contentAttributes returns the content of r as attributes, redacted,
+// each at most max bytes, and the names of those cut to fit.
+func contentAttributes(r *record.Record, max int, dst []attribute.KeyValue) []attribute.KeyValue {
+	var cut []string
+	system, msgs := messages(r.Args)
+	if len(system) > 0 {
+		v, c := fitParts(system, max)
+		dst = appendContent(dst, semconv.GenAISystemInstructionsKey, v)
+		if c {
+			cut = append(cut, string(semconv.GenAISystemInstructionsKey))
+		}
+	}
+	if len(msgs) > 0 {
+		v, c := fitMessages(msgs, max)
+		dst = appendContent(dst, semconv.GenAIInputMessagesKey, v)
+		if c {
+			cut = append(cut, string(semconv.GenAIInputMessagesKey))
+		}
+	}
+	if r.Output != "" {
+		finish := r.Outcome.FinishReason
+		if finish == "" && !r.Outcome.OK {
+			finish = "error"
+		}
+		out := []outputMessage{{Role: "assistant", Parts: []part{textPart(r.Output)}, FinishReason: finish}}
+		b, _ := json.Marshal(out)
+		if len(b) > max {
+			out[0].Parts[0] = textPart(cutText(r.Output, max-len(b)+len(r.Output)))
+			b, _ = json.Marshal(out)
+			cut = append(cut, string(semconv.GenAIOutputMessagesKey))
+		}
+		dst = appendContent(dst, semconv.GenAIOutputMessagesKey, string(b))
+	}
+	if r.ProgramSource != "" {
+		src := r.ProgramSource
+		if len(src) > max {
+			src = cutText(src, max)
+			cut = append(cut, string(AttrProgramSource))
+		}
+		dst = append(dst, AttrProgramSource.String(middleware.Redact(src)))
+	}
+	if len(cut) > 0 {
+		dst = append(dst, AttrContentTruncated.StringSlice(cut))
+	}
+	return dst
+}
+
+func appendContent(dst []attribute.KeyValue, k attribute.Key, v string) []attribute.KeyValue {
+	if v == "" {
+		return dst
+	}
+	// Records are redacted when they are made; they are redacted again
+	// here because records read from a file may come from anywhere.
+	return append(dst, k.String(middleware.Redact(v)))
+}
+
+// cutMark ends a text cut to fit a content attribute.
+const cutMark = "…[cut]"
+
+// cutText returns s cut to at most n bytes, on a rune boundary, marked.
+func cutText(s string, n int) string {
+	n -= len(cutMark)
+	if n <= 0 {
+		return cutMark
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + cutMark
+}
+
+// fitMessages encodes msgs, leaving out the earliest ones until the
+// encoding fits in max bytes; the latest message alone that does not fit
+// has its texts cut. It reports whether anything was left out or cut.
+func fitMessages(msgs []chatMessage, max int) (string, bool) {
+	b, _ := json.Marshal(msgs)
+	if len(b) <= max {
+		return string(b), false
+	}
+	for len(msgs) > 1 {
+		msgs = msgs[1:]
+		if b, _ = json.Marshal(msgs); len(b) <= max {
+			return string(b), true
+		}
+	}
+	cutParts(msgs[0].Parts, len(b)-max)
+	if b, _ = json.Marshal(msgs); len(b) <= max {
+		return string(b), true
+	}
+	return "", true // a message of no text that does not fit: left out
+}
+
+// fitParts is fitMessages for system instructions: a list of parts.
+func fitParts(parts []part, max int) (string, bool) {
+	b, _ := json.Marshal(parts)
+	if len(b) <= max {
+		return string(b), false
+	}
+	cutParts(parts, len(b)-max)
+	if b, _ = json.Marshal(parts); len(b) <= max {
+		return string(b), true
+	}
+	return "", true
+}
+
+// cutParts shortens the text contents of parts by about excess bytes in
+// all, the longest first.
+func cutParts(parts []part, excess int) {
+	for excess > 0 {
+		longest, n := -1, 0
+		for i, p := range parts {
+			if s, ok := p["content"].(string); ok && len(s) > n && !strings.HasSuffix(s, cutMark) {
+				longest, n = i, len(s)
+			}
+		}
+		if longest < 0 {
+			return
+		}
+		// JSON escaping can make the encoding longer than the text: cut a
+		// little more than asked.
+		keep := n - excess - excess/8 - len(cutMark)
+		if keep < 0 {
+			keep = 0
+		}
+		s := cutText(parts[longest]["content"].(string), keep+len(cutMark))
+		parts[longest]["content"] = s
+		excess -= n - len(s)
+	}
+}
+
+// messages reads a record's args, as the providers keep them (each
+// provider's turns as sent, system prompts first and marked), into the
+// conventions' system instructions and input messages. Text, tool calls,
+// tool results and reasoning map onto the schema's parts; anything else
+// becomes a part of its own type holding it as sent.
+func messages(args []byte) (system []part, msgs []chatMessage) {
+	if len(args) == 0 || args[0] != '[' {
+		return nil, nil
+	}
+	gjson.ParseBytes(args).ForEach(func(_, e gjson.Result) bool {
+		if !e.IsObject() {
+			if e.Type == gjson.String {
+				msgs = append(msgs, chatMessage{Role: "user", Parts: []part{textPart(e.String())}})
+			} else {
+				msgs = append(msgs, chatMessage{Role: "user", Parts: []part{textPart(e.Raw)}})
+			}
+			return true
+		}
+		// The providers mark a system prompt given apart from the
+		// conversation: OpenAI Responses' instructions, Anthropic's
+		// system, Gemini's systemInstruction.
+		if e.Get("instructions").Bool() || e.Get("system").Bool() || e.Get("systemInstruction").Bool() {
+			system = append(system, partsOf(e)...)
+			return true
+		}
+		m := chatMessage{Role: role(e.Get("role").String())}
+		if m.Role == "" {
+			m.Role, m.Parts = responsesItem(e)
+		} else {
+			m.Parts = partsOf(e)
+		}
+		if m.Role == "tool" {
+			if id := e.Get("tool_call_id"); id.Exists() {
+				// An OpenAI tool message: its content is the result.
+				m.Parts = []part{{"type": "tool_call_response", "id": id.String(), "response": textOf(m.Parts)}}
+			}
+		}
+		msgs = append(msgs, m)
+		return true
+	})
+	return system, msgs
+}
+
+func role(r string) string {
+	switch r {
+	case "model":
+		return "assistant" // Gemini
+	case "developer":
+		return "system" // OpenAI's newer name
+	case "function":
+		return "tool"
+	}
+	return r
+}
+
+// responsesItem reads an OpenAI Responses input item that has no role.
+func responsesItem(e gjson.Result) (string, []part) {
+	switch e.Get("type").String() {
+	case "function_call", "custom_tool_call":
+		p := part{"type": "tool_call", "name": e.Get("name").String(), "arguments": arguments(e.Get("arguments"))}
+		if id := e.Get("call_id"); id.Exists() {
+			p["id"] = id.String()
+		}
+		if in := e.Get("input"); in.Exists() {
+			p["arguments"] = in.String()
+		}
+		return "assistant", []part{p}
+	case "function_call_output", "custom_tool_call_output":
+		return "tool", []part{{"type": "tool_call_response", "id": e.Get("call_id").String(), "response": raw(e.Get("output"))}}
+	case "reasoning":
+		return "assistant", []part{{"type": "reasoning", "content": summary(e)}}
+	}
+	return "user", []part{generic(e)}
+}
+
+func summary(e gjson.Result) string {
+	var b strings.Builder
+	e.Get("summary").ForEach(func(_, s gjson.Result) bool {
+		b.WriteString(s.Get("text").String())
+		return true
+	})
+	return b.String()
+}
+
+// partsOf reads the parts of a message: OpenAI's and Anthropic's content
+// (a string or blocks), Gemini's parts, and OpenAI's tool_calls.
+func partsOf(e gjson.Result) []part {
+	var out []part
+	if c := e.Get("content"); c.Exists() {
+		switch {
+		case c.Type == gjson.String:
+			out = append(out, textPart(c.String()))
+		case c.IsArray():
+			c.ForEach(func(_, b gjson.Result) bool {
+				out = append(out, block(b))
+				return true
+			})
+		case c.Type != gjson.Null:
+			out = append(out, block(c))
+		}
+	}
+	e.Get("parts").ForEach(func(_, p gjson.Result) bool {
+		out = append(out, geminiPart(p))
+		return true
+	})
+	e.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+		p := part{"type": "tool_call", "name": tc.Get("function.name").String(), "arguments": arguments(tc.Get("function.arguments"))}
+		if id := tc.Get("id"); id.Exists() {
+			p["id"] = id.String()
+		}
+		out = append(out, p)
+		return true
+	})
+	if out == nil {
+		out = []part{}
+	}
+	return out
+}
+
+// block reads one content block of OpenAI or Anthropic.
+func block(b gjson.Result) part {
+	if b.Type == gjson.String {
+		return textPart(b.String())
+	}
+	switch t := b.Get("type").String(); t {
+	case "text", "input_text", "output_text":
+		return textPart(b.Get("text").String())
+	case "refusal":
+		return textPart(b.Get("refusal").String())
+	case "tool_use":
+		return part{"type": "tool_call", "id": b.Get("id").String(), "name": b.Get("name").String(), "arguments": raw(b.Get("input"))}
+	case "tool_result":
+		return part{"type": "tool_call_response", "id": b.Get("tool_use_id").String(), "response": raw(b.Get("content"))}
+	case "thinking":
+		return part{"type": "reasoning", "content": b.Get("thinking").String()}
+	}
+	return generic(b)
+}
+
+// geminiPart reads one Gemini part.
+func geminiPart(p gjson.Result) part {
+	switch {
+	case p.Get("text").Exists():
+		if p.Get("thought").Bool() {
+			return part{"type": "reasoning", "content": p.Get("text").String()}
+		}
+		return textPart(p.Get("text").String())
+	case p.Get("functionCall").Exists():
+		fc := p.Get("functionCall")
+		out := part{"type": "tool_call", "name": fc.Get("name").String(), "arguments": raw(fc.Get("args"))}
+		if id := fc.Get("id"); id.Exists() {
+			out["id"] = id.String()
+		}
+		return out
+	case p.Get("functionResponse").Exists():
+		fr := p.Get("functionResponse")
+		out := part{"type": "tool_call_response", "response": raw(fr.Get("response"))}
+		if id := fr.Get("id"); id.Exists() {
+			out["id"] = id.String()
+		}
+		return out
+	}
+	return generic(p)
+}
+
+// generic keeps a part the schema has no type for as sent, under its own
+// type (or its first key, for Gemini's inlineData, fileData, ...).
+func generic(p gjson.Result) part {
+	t := p.Get("type").String()
+	if t == "" && p.IsObject() {
+		p.ForEach(func(k, _ gjson.Result) bool {
+			t = k.String()
+			return false
+		})
+	}
+	if t == "" {
+		t = "unknown"
+	}
+	return part{"type": t, "content": raw(p)}
+}
+
+// arguments reads OpenAI's tool call arguments, a string of JSON: as the
+// JSON it holds when it is valid, else as the string.
+func arguments(v gjson.Result) any {
+	if v.Type == gjson.String && gjson.Valid(v.String()) {
+		return json.RawMessage(v.String())
+	}
+	return raw(v)
+}
+
+// raw is a JSON value as sent: a string as itself, anything else as JSON.
+func raw(v gjson.Result) any {
+	switch {
+	case !v.Exists():
+		return nil
+	case v.Type == gjson.String:
+		return v.String()
+	}
+	return json.RawMessage(v.Raw)
+}
+
+// textOf joins the texts of parts: the response of an OpenAI tool message.
+func textOf(parts []part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if s, ok := p["content"].(string); ok && p["type"] == "text" {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}

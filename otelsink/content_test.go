@@ -1,0 +1,152 @@
+package otelsink
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Content follows the option, then the environment variable.
+func TestContentSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Content
+		env  string
+		want bool
+	}{
+		{ContentFromEnv, "", false},
+		{ContentFromEnv, "true", true},
+		{ContentFromEnv, "TRUE", true},
+		{ContentFromEnv, "1", false}, // the variable's value is "true" or not
+		{ContentOff, "true", false},
+		{ContentOn, "", true},
+		{ContentOn, "false", true},
+	} {
+		t.Setenv(EnvCaptureContent, tc.env)
+		s, exp, _ := testSink(t, Options{Content: tc.opt})
+		a := attrMap(spansOf(t, s, exp, chatRecord())[0].Attributes)
+		for _, k := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "llmhistory.program_source"} {
+			_, has := a[k]
+			assert.Equal(t, tc.want, has, "Content %d with %s=%q: %s", tc.opt, EnvCaptureContent, tc.env, k)
+		}
+	}
+}
+
+// Each provider's args, as the providers keep them, become the
+// conventions' system instructions and input messages.
+func TestMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name, args       string
+		system, messages string
+	}{
+		{"openai chat with tools",
+			`[{"role":"developer","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Weather?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 9 bytes]"}}]},` +
+				`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Paris\"}"}}]},` +
+				`{"role":"tool","tool_call_id":"call_1","content":"rainy"}]`,
+			``,
+			`[{"role":"system","parts":[{"content":"Be brief.","type":"text"}]},` +
+				`{"role":"user","parts":[{"content":"Weather?","type":"text"},{"content":{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 9 bytes]"}},"type":"image_url"}]},` +
+				`{"role":"assistant","parts":[{"arguments":{"city":"Paris"},"id":"call_1","name":"weather","type":"tool_call"}]},` +
+				`{"role":"tool","parts":[{"id":"call_1","response":"rainy","type":"tool_call_response"}]}]`},
+		{"openai responses",
+			`[{"instructions":true,"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"input_text","text":"Hi"}]},` +
+				`{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking"}]},` +
+				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"done"}]`,
+			`[{"content":"Be brief.","type":"text"}]`,
+			`[{"role":"user","parts":[{"content":"Hi","type":"text"}]},{"role":"assistant","parts":[{"content":"thinking","type":"reasoning"}]},` +
+				`{"role":"assistant","parts":[{"arguments":{},"id":"c1","name":"f","type":"tool_call"}]},` +
+				`{"role":"tool","parts":[{"id":"c1","response":"done","type":"tool_call_response"}]}]`},
+		{"anthropic",
+			`[{"system":true,"role":"system","content":[{"type":"text","text":"Be brief."}]},{"role":"user","content":"Weather?"},` +
+				`{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"tool_use","id":"tu1","name":"weather","input":{"city":"Paris"}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"rainy"}]}]`,
+			`[{"content":"Be brief.","type":"text"}]`,
+			`[{"role":"user","parts":[{"content":"Weather?","type":"text"}]},` +
+				`{"role":"assistant","parts":[{"content":"hmm","type":"reasoning"},{"arguments":{"city":"Paris"},"id":"tu1","name":"weather","type":"tool_call"}]},` +
+				`{"role":"user","parts":[{"id":"tu1","response":"rainy","type":"tool_call_response"}]}]`},
+		{"gemini",
+			`[{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"image/png","data":"[elided]"}}]},` +
+				`{"role":"model","parts":[{"text":"plan","thought":true},{"functionCall":{"name":"weather","args":{"city":"Paris"}}}]},` +
+				`{"role":"user","parts":[{"functionResponse":{"name":"weather","response":{"sky":"rainy"}}}]}]`,
+			`[{"content":"Be brief.","type":"text"}]`,
+			`[{"role":"user","parts":[{"content":"Weather?","type":"text"},{"content":{"inlineData":{"mimeType":"image/png","data":"[elided]"}},"type":"inlineData"}]},` +
+				`{"role":"assistant","parts":[{"content":"plan","type":"reasoning"},{"arguments":{"city":"Paris"},"name":"weather","type":"tool_call"}]},` +
+				`{"role":"user","parts":[{"response":{"sky":"rainy"},"type":"tool_call_response"}]}]`},
+		{"a prompt string", `["Once upon a time"]`, ``, `[{"role":"user","parts":[{"content":"Once upon a time","type":"text"}]}]`},
+		{"embedding input of numbers", `[[1,2,3]]`, ``, `[{"role":"user","parts":[{"content":"[1,2,3]","type":"text"}]}]`},
+		{"not an array", `{}`, ``, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := record.Record{Args: json.RawMessage(tc.args)}
+			a := attrMap(contentAttributes(&r, DefaultMaxContentBytes, nil))
+			if tc.system == "" {
+				assert.NotContains(t, a, "gen_ai.system_instructions")
+			} else {
+				assert.JSONEq(t, tc.system, a["gen_ai.system_instructions"].(string))
+			}
+			if tc.messages == "" {
+				assert.NotContains(t, a, "gen_ai.input.messages")
+			} else {
+				assert.JSONEq(t, tc.messages, a["gen_ai.input.messages"].(string))
+			}
+		})
+	}
+}
+
+// Content is redacted again, whatever the record says.
+func TestContentRedacted(t *testing.T) {
+	r := record.Record{
+		Args:          json.RawMessage(`[{"role":"user","content":"my key is ` + fakeKey + `"}]`),
+		Output:        "use Bearer " + fakeKey,
+		ProgramSource: "client = OpenAI(api_key='" + fakeKey + "')",
+		Outcome:       record.Success("chat.completion"),
+	}
+	r.Outcome.FinishReason = "stop"
+	attrs := contentAttributes(&r, DefaultMaxContentBytes, nil)
+	require.Len(t, attrs, 3)
+	for _, kv := range attrs {
+		assert.NotContains(t, kv.Value.AsString(), fakeKey, kv.Key)
+		assert.Contains(t, kv.Value.AsString(), "[REDACTED]", kv.Key)
+	}
+	assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"use Bearer [REDACTED]"}],"finish_reason":"stop"}]`,
+		attrMap(attrs)["gen_ai.output.messages"].(string))
+}
+
+// Content longer than MaxContentBytes keeps the latest messages, then
+// cuts texts, and says which attributes it cut.
+func TestContentBounded(t *testing.T) {
+	const max = 200
+	long := strings.Repeat("é", 300) // two bytes each: cuts must fall between runes
+	var turns []string
+	for i := range 10 {
+		turns = append(turns, `{"role":"user","content":"turn `+string(rune('0'+i))+`"}`)
+	}
+	r := record.Record{
+		Args:          json.RawMessage(`[{"system":true,"role":"system","content":"` + long + `"},` + strings.Join(turns, ",") + `]`),
+		Output:        long,
+		ProgramSource: long,
+	}
+	a := attrMap(contentAttributes(&r, max, nil))
+	for _, k := range []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages", "llmhistory.program_source"} {
+		v := a[k].(string)
+		assert.LessOrEqual(t, len(v), max, k)
+		assert.True(t, strings.ToValidUTF8(v, "?") == v, "%s is cut inside a rune", k)
+		if k != "llmhistory.program_source" {
+			assert.True(t, json.Valid([]byte(v)), "%s is no longer JSON: %s", k, v)
+		}
+	}
+	assert.Contains(t, a["gen_ai.input.messages"], `turn 9`, "the latest turns are kept")
+	assert.NotContains(t, a["gen_ai.input.messages"], `turn 0`, "the earliest go first")
+	assert.Contains(t, a["gen_ai.system_instructions"], cutMark)
+	assert.Contains(t, a["gen_ai.output.messages"], cutMark)
+	assert.ElementsMatch(t, []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages", "llmhistory.program_source"},
+		a["llmhistory.content_truncated"])
+
+	// Content that fits is not marked.
+	short := record.Record{Args: json.RawMessage(`["hi"]`)}
+	assert.NotContains(t, attrMap(contentAttributes(&short, max, nil)), "llmhistory.content_truncated")
+}
