@@ -139,8 +139,8 @@ func (c *console) print(r record.Record) {
 
 // fit makes the line fit c.width columns: it leaves out the most
 // expendable attributes first (drop 4 and up), then shortens an error
-// message (while 20 characters of it are left), then leaves out the rest
-// (drop 1 to 3, the message among them). What has drop 0 stays.
+// message (while 20 characters of it are left, else leaves it out), then
+// leaves out the rest (drop 1 to 3). What has drop 0 stays.
 func (c *console) fit(t time.Time, level slog.Level, msg string, items []item) []item {
 	var buf bytes.Buffer
 	plain := c.handler(&buf, false)
@@ -168,17 +168,12 @@ func (c *console) fit(t time.Time, level slog.Level, msg string, items []item) [
 			items = slices.Delete(items, w, w+1)
 			continue
 		}
-		shortened := false
-		for i, it := range items {
-			if it.attr.Key != "message" {
-				continue
-			}
-			if m := []rune(it.attr.Value.String()); len(m)-over-1 >= 20 {
+		if i := slices.IndexFunc(items, func(it item) bool { return it.attr.Key == "message" }); i >= 0 {
+			if m := []rune(items[i].attr.Value.String()); len(m)-over-1 >= 20 {
 				items[i].attr = slog.String("message", strings.TrimRight(string(m[:len(m)-over-1]), " ")+"…")
-				shortened = true
+			} else {
+				items = slices.Delete(items, i, i+1) // too short to say anything: the rest stays
 			}
-		}
-		if shortened {
 			continue
 		}
 		w := worst(1)

@@ -585,6 +585,8 @@ type wrapper struct {
 	col, lines    int
 	maxLines      int
 	word          strings.Builder
+	space         bool // a space is due before the next word
+	started       bool // the current line has a word
 	cut           bool
 }
 
@@ -595,7 +597,7 @@ func (w *wrapper) WriteString(s string) {
 		}
 		if c == ' ' {
 			w.flushWord()
-			w.put(" ")
+			w.space = true
 			continue
 		}
 		w.word.WriteRune(c)
@@ -609,22 +611,29 @@ func (w *wrapper) flushWord() {
 	word := middleware.Redact(w.word.String())
 	w.word.Reset()
 	n := len([]rune(word))
-	if w.width > 0 && w.col+n > w.width && w.col > w.indent {
+	if w.space && w.started {
+		n++
+	}
+	if w.width > 0 && w.col+n > w.width && w.started {
 		if w.lines+1 >= w.maxLines {
 			if !w.cut {
-				io.WriteString(w.w, " …")
+				io.WriteString(w.w, "…")
 			}
 			w.cut = true
 			return
 		}
 		fmt.Fprintf(w.w, "\n%*s", w.indent, "")
-		w.col, w.lines = w.indent, w.lines+1
+		w.col, w.lines, w.space, w.started = w.indent, w.lines+1, false, false
 	}
+	if w.space && w.started {
+		w.put(" ")
+	}
+	w.space, w.started = false, true
 	w.put(word)
 }
 
 func (w *wrapper) put(s string) {
-	if w.cut || (s == " " && w.col == w.indent) {
+	if w.cut {
 		return
 	}
 	io.WriteString(w.w, s)
