@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -234,15 +235,26 @@ func TestDemoHintRunsAsPrinted(t *testing.T) {
 		hint := strings.TrimSpace(stderr.String()[i+len(lead):])
 		assert.Equal(t, arg0+" tail history.jsonl", hint)
 
-		// Run the hint as a shell would, stopping the follow after a while.
+		// Run the hint as a shell would; it follows the file, so it is
+		// stopped once it has shown the demo's records (the context is
+		// only a guard against a hang).
 		args := strings.Fields(hint)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		tail := exec.CommandContext(ctx, args[0], append(args[1:2], append([]string{"-color", "never"}, args[2:]...)...)...)
 		tail.Dir = work
-		var out bytes.Buffer
-		tail.Stdout = &out
-		_ = tail.Run() // ends when the context does: tail follows
+		stdout, err := tail.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, tail.Start())
+		var out strings.Builder
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "openai.chat.completions.create") && strings.Contains(out.String(), "anthropic.messages.create") {
+				break
+			}
+		}
 		cancel()
+		_ = tail.Wait()
 		assert.Contains(t, out.String(), "anthropic.messages.create", "the hint tails the demo's history")
 	}
 }
