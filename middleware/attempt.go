@@ -631,8 +631,15 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 				presp.Body, presp.Tail = nil, nil
 			}
 		}
-		presp.Body = a.redact(presp.Body)
-		presp.Tail = a.redact(presp.Tail)
+		if f.status >= 400 || a.r.cfg.storeOutput || a.r.cfg.programSrc {
+			// An error body becomes the error message; with output kept,
+			// the text does: redact the body the provider reads.
+			// Otherwise nothing of a success's text is kept, and what is
+			// (model, ids) is redacted when the record is built: a body
+			// with no secret, nearly every body, is not scanned twice.
+			presp.Body = a.redact(presp.Body)
+			presp.Tail = a.redact(presp.Tail)
+		}
 	}
 	defer func() {
 		if x := recover(); x != nil {

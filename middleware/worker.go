@@ -211,9 +211,14 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	if !res.Outcome.OK {
 		rec.ErrorMessage = clipMessage(a.redactString(res.ErrorMessage))
 	}
+	// What the response said of itself, in case it says a secret (the
+	// body of a success is not redacted whole unless its text is kept).
+	rec.Outcome.ResponseID = a.redactString(rec.Outcome.ResponseID)
+	rec.Outcome.FinishReason = a.redactString(rec.Outcome.FinishReason)
 	if rec.Model == "" {
 		rec.Model = a.call.Model
 	}
+	rec.Model = a.redactString(rec.Model)
 	if h := a.claimed; h != nil {
 		// The held record was built first: the queue is in order.
 		rec.CallID, rec.Timestamp = h.rec.CallID, h.rec.Timestamp

@@ -152,10 +152,10 @@ func blocked(reason string) bool {
 type assembler struct {
 	class    string
 	res      providers.Result
-	text     []byte // the first candidate's text, thoughts left out
+	text     []byte                // the first candidate's text, thoughts left out
 	usage    providers.UsageReader // cumulative in a stream: the last counts
-	reason   string // the first candidate's finish reason
-	block    string // the prompt feedback's block reason
+	reason   string                // the first candidate's finish reason
+	block    string                // the prompt feedback's block reason
 	blockMsg string
 	finished bool
 	failed   bool
@@ -361,4 +361,3 @@ func (a *assembler) result() providers.Result {
 	res.Outcome.FinishReason = a.reason
 	return res
 }
-

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -321,8 +322,10 @@ func (c *choiceSet) fragment(tc gjson.Result) {
 }
 
 func (c *choiceSet) finish(res *providers.Result) {
-	res.Output = string(c.text)
-	res.Refusal = string(c.refusal)
+	// The buffers are the choiceSet's own and written no more: the strings
+	// take them over instead of copying them.
+	res.Output = ownString(c.text)
+	res.Refusal = ownString(c.refusal)
 	res.ToolCalls = c.calls
 	res.Outcome.FinishReason = c.reason
 	if c.reason == "content_filter" {
@@ -406,6 +409,15 @@ func orNull(raw string) string {
 		return "null"
 	}
 	return raw
+}
+
+// ownString returns b as a string without copying it; b must never be
+// written again.
+func ownString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // room returns b with room for n more bytes, growing it by doubling:
