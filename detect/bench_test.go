@@ -204,7 +204,7 @@ func BenchmarkPathological(b *testing.B) {
 	}
 }
 
-// BenchmarkNaiveRegex is the recording plan's v1 on the same generated
+// BenchmarkNaiveRegex is the naive baseline (the first, regex-only design) on the same generated
 // code, for comparison: the name, then the five tags' regexes.
 func BenchmarkNaiveRegex(b *testing.B) {
 	e := entry{text: generated}

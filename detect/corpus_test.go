@@ -107,7 +107,7 @@ func scanEntry(e entry) detect.Result {
 	return detect.Scan(e.text, e.lang)
 }
 
-// naive is the recording plan's v1: a regex for the name anywhere, and
+// naive is the first, regex-only design: a regex for the name anywhere, and
 // regexes for common Ruby enumerable operators, for its five tags.
 var (
 	naiveAccess = regexp.MustCompile(`conversation_history`)
@@ -190,7 +190,7 @@ func evaluate(corpus []entry, scan func(entry) detect.Result, onMiss func(entry,
 
 // TestCorpus measures the detector on the labelled corpus: precision and
 // recall for access, for each tag and over all tags must be at least 0.95.
-// It prints the plan's naive regex on the same corpus beside it.
+// It prints the naive regex baseline on the same corpus beside it.
 func TestCorpus(t *testing.T) { measure(t, "corpus.txt", 150) }
 
 // TestHoldout measures the detector on a second corpus, written by the

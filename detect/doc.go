@@ -1,7 +1,6 @@
 // Package detect finds, in code a model generated, whether it reads the
-// conversation history and how it queries it: the static scan of the
-// recording plan, which fills a record's history_access_detected and
-// history_query_patterns.
+// conversation history and how it queries it: the static scan that fills
+// a record's history_access_detected and history_query_patterns.
 //
 // # What it finds
 //

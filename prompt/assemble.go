@@ -11,7 +11,7 @@ import (
 )
 
 // The types below follow the prompt assembly framework v2's TypeScript
-// types, Go-cased. Zero values mean the document's defaults: priority 3,
+// types, Go-cased. Zero values mean the layout's defaults: priority 3,
 // heading level 2, empty sections shown, render mode "summary", tasks
 // required.
 
@@ -112,7 +112,7 @@ type TaskAnnotation struct {
 	ID           string
 	Priority     Priority
 	Instruction  string
-	Optional     bool // the document's required=false
+	Optional     bool // required=false in the layout's own terms
 	OutputFormat *FormatSpec
 }
 
@@ -144,10 +144,10 @@ type Spec struct {
 	Input             InputPayload
 }
 
-// Config says how to render. The zero value is the document's defaults.
+// Config says how to render. The zero value is the layout's defaults.
 type Config struct {
 	HeadingLevel      int    // 1, 2 or 3; 0 means 2
-	HideEmptySections bool   // the document's showEmptySections=false
+	HideEmptySections bool   // showEmptySections=false in the layout's own terms
 	Provider          string // "openai" or "google": the target, for the mappings
 	Budget            Budget
 	// Redact, when set, runs over the conversation state's summary and
@@ -266,7 +266,7 @@ const NoneProvided = "None provided."
 // Identity, Requesting User, Conversation State / History, Constraints,
 // Task, Input. Each section is a heading ("## [Label]") and a body, and
 // sections are joined by a blank line. Within the budget (cfg.Budget) it
-// trims in the document's preservation order and says so in Meta; when the
+// trims in the layout's preservation order and says so in Meta; when the
 // sections that are never dropped alone exceed it, it fails with a
 // *BudgetError.
 func Assemble(spec Spec, cfg Config) (Assembled, error) {

@@ -24,7 +24,7 @@
 // provided." when empty (unless hidden), constraints and tasks numbered in
 // priority order, the user query and transcripts fenced as ~~~text with a
 // fence no user text can close. Within a [Budget] (characters and
-// estimated tokens, per section and in total) it trims in the document's
+// estimated tokens, per section and in total) it trims in the layout's
 // preservation order: transcript first, then summary, lower-priority tasks
 // before higher, the input's context and attachments last; the System
 // Prompt and the Constraints are never dropped, and when they alone do not

@@ -430,9 +430,6 @@ func room(b []byte, n int) []byte {
 	return slices.Grow(b, max(n, cap(b)))
 }
 
-// appendText appends s to b, growing b by doubling.
-func appendText(b []byte, s string) []byte { return append(room(b, len(s)), s...) }
-
 // appendJSONText appends the JSON string raw decoded, growing b by doubling.
 func appendJSONText(b, raw []byte) []byte {
 	b, _ = record.AppendString(room(b, len(raw)), raw)
