@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -214,7 +215,8 @@ type app struct {
 func newApp(t *testing.T, sink record.Sink) *app {
 	t.Helper()
 	srv := provider(t)
-	rec := middleware.NewRecorder(middleware.WithSink(sink), middleware.WithOutput())
+	rec := middleware.NewRecorder(middleware.WithSink(sink), middleware.WithOutput(),
+		middleware.WithLogger(slog.New(slog.DiscardHandler))) // the tests read Stats, not the warnings
 	base := srv.Client().Transport
 	return &app{
 		rec: rec,

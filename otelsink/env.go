@@ -28,7 +28,7 @@ import (
 //     SDK's OTLP exporters themselves;
 //   - OTEL_METRIC_EXPORT_INTERVAL, read by the SDK's periodic reader;
 //   - OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by
-//     resource.Default when opts.Resource is nil;
+//     when opts.Resource is nil;
 //   - OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, when
 //     opts.Content is ContentFromEnv.
 //

@@ -53,8 +53,8 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 
 	// Resource describes the service whose records these are; nil means
-	// resource.Default(), which reads OTEL_SERVICE_NAME and
-	// OTEL_RESOURCE_ATTRIBUTES.
+	// resource.Default() with OTEL_SERVICE_NAME and
+	// OTEL_RESOURCE_ATTRIBUTES read when New is called.
 	Resource *resource.Resource
 
 	// Content says whether spans carry messages, system instructions,
@@ -177,7 +177,15 @@ func New(opts Options) (*Sink, error) {
 	}
 	res := opts.Resource
 	if res == nil {
-		res = resource.Default()
+		// resource.Default reads the environment once per process; the
+		// environment is read again here, so that it wins as it should.
+		env, err := resource.New(context.Background(), resource.WithFromEnv())
+		if err != nil {
+			return nil, fmt.Errorf("otelsink: resource: %w", err)
+		}
+		if res, err = resource.Merge(resource.Default(), env); err != nil {
+			return nil, fmt.Errorf("otelsink: resource: %w", err)
+		}
 	}
 	s := &Sink{
 		content:       opts.Content.on(),
