@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -89,6 +92,18 @@ var transports = []transport{
 		os.Remove(f.Name()) // the open file lives on until closed
 		rec := middleware.NewRecorder(middleware.WithSink(record.NewSlog(slog.New(slog.NewJSONHandler(f, nil)))))
 		return middleware.Chain(base, rec.Middleware()), func() { rec.Close(); f.Close() }
+	}},
+	// The recorder exporting every record as an OpenTelemetry span and
+	// GenAI metrics (otelsink), the exporter discarding the batches: the
+	// cost of the export without a network, beside the other sinks and
+	// otelhttp (whose spans likewise go nowhere).
+	{"recorder+otel", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		sink, err := otelsink.New(otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), MetricReader: sdkmetric.NewManualReader()})
+		if err != nil {
+			panic(err)
+		}
+		rec := middleware.NewRecorder(middleware.WithSink(sink))
+		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
 	}},
 	{"otelhttp", func(base http.RoundTripper) (http.RoundTripper, func()) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))

@@ -109,12 +109,13 @@ func readKwargs(kw []byte) request {
 	if len(kw) == 0 || kw[0] != '{' {
 		return q
 	}
-	seen := map[attribute.Key]bool{}
 	add := func(kv attribute.KeyValue) {
-		if !seen[kv.Key] { // the first spelling wins
-			seen[kv.Key] = true
-			q.params = append(q.params, kv)
+		for _, p := range q.params {
+			if p.Key == kv.Key {
+				return // the first spelling wins
+			}
 		}
+		q.params = append(q.params, kv)
 	}
 	gjson.ParseBytes(kw).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {

@@ -48,7 +48,7 @@ type collector struct {
 }
 
 // freeAddr returns a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -260,7 +260,7 @@ func (a *app) conversation(t *testing.T, ctx context.Context) (root, child, gran
 }
 
 // exporters are the SDK's own OTLP exporters for one protocol.
-func exporters(t *testing.T, c *collector, protocol string) (sdktrace.SpanExporter, sdkmetric.Exporter) {
+func exporters(t testing.TB, c *collector, protocol string) (sdktrace.SpanExporter, sdkmetric.Exporter) {
 	t.Helper()
 	ctx := context.Background()
 	switch protocol {

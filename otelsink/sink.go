@@ -121,6 +121,7 @@ type Sink struct {
 	tracer   trace.Tracer
 	exporter sdktrace.SpanExporter
 	batch    *batch
+	attrs    []attribute.KeyValue // the goroutine's buffer for a span's attributes
 
 	inst    *instruments
 	ownMP   *sdkmetric.MeterProvider    // built on Options.MetricReader; shut down by Close
@@ -440,10 +441,13 @@ func (s *Sink) span(it *item) {
 		}
 	}()
 	r := &it.rec
-	attrs := s.attributes(r, &it.req, it.names, make([]attribute.KeyValue, 0, 48))
+	// The buffer is the goroutine's own and reused: the SDK copies the
+	// attributes it is given.
+	attrs := s.attributes(r, &it.req, it.names, s.attrs[:0])
 	if s.content {
 		attrs = contentAttributes(r, s.maxContent, attrs)
 	}
+	defer func() { s.attrs = attrs[:0] }()
 	start, end := times(r)
 	ctx := it.ctx
 	want := wantIDs{span: spanID(r.CallID)}
@@ -465,8 +469,11 @@ func (s *Sink) span(it *item) {
 	ctx = context.WithValue(ctx, wantKey{}, want)
 	_, sp := s.tracer.Start(ctx, it.names.spanName(),
 		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(start),
-		trace.WithAttributes(attrs...))
+		trace.WithTimestamp(start))
+	// Set on the span rather than given to Start, which would copy them
+	// once more into its configuration; the sampler (AlwaysSample) does
+	// not read them.
+	sp.SetAttributes(attrs...)
 	if !r.Outcome.OK {
 		sp.SetStatus(codes.Error, statusMessage(r))
 	}
