@@ -1,6 +1,11 @@
 package cost
 
-import "github.com/llmhistory/llmhistory/record"
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/record"
+)
 
 // Summary sums the costs that records carry and counts the calls that
 // carry none, and why, so that a report can give a total and say how much
@@ -19,7 +24,28 @@ type Summary struct {
 	// UnpricedModels counts the Unpriced records by model ("" for a
 	// record without one): the prices a table is missing. Nil until one.
 	UnpricedModels map[string]int
+	// Tables counts the priced records by the table that priced them
+	// ([record.Cost].Table), so that a total can say whose prices it is
+	// made of: records written by several recorders, or before and after
+	// a price file, may carry several. Nil until one.
+	Tables map[string]int
+
+	// MaxNames, when positive, bounds the distinct names UnpricedModels
+	// and Tables each hold, for a summary of input no one checked (a
+	// history file): the records of names past the bound are counted
+	// under [OtherNames], and a name longer than 256 bytes is cut (and
+	// ends in "…"), so one garbled record cannot hold megabytes. Zero
+	// keeps every name, whole. Set it before the first Add.
+	MaxNames int
 }
+
+// OtherNames is the name under which a Summary with MaxNames counts the
+// records of names past its bound.
+const OtherNames = "(other)"
+
+// maxNameBytes is the longest name a Summary with MaxNames keeps. Model
+// and table names are far shorter; a longer one is damage.
+const maxNameBytes = 256
 
 // Add counts r.
 func (s *Summary) Add(r *record.Record) {
@@ -28,13 +54,40 @@ func (s *Summary) Add(r *record.Record) {
 	case r.Cost != nil:
 		s.Priced++
 		s.USD += r.Cost.USD
+		s.Tables = s.count(s.Tables, r.Cost.Table)
 	case r.Usage == nil:
 		s.NoUsage++
 	default:
 		s.Unpriced++
-		if s.UnpricedModels == nil {
-			s.UnpricedModels = make(map[string]int)
-		}
-		s.UnpricedModels[r.Model]++
+		s.UnpricedModels = s.count(s.UnpricedModels, r.Model)
 	}
+}
+
+// count adds one to name in m, within MaxNames, and returns m (made on
+// first use).
+func (s *Summary) count(m map[string]int, name string) map[string]int {
+	if m == nil {
+		m = make(map[string]int)
+	}
+	if s.MaxNames > 0 {
+		name = cutName(name)
+		if _, ok := m[name]; !ok && len(m) >= s.MaxNames {
+			name = OtherNames
+		}
+	}
+	m[name]++
+	return m
+}
+
+// cutName returns name cut to maxNameBytes on a rune boundary. A cut name
+// is a copy, so that the long original can be freed.
+func cutName(name string) string {
+	if len(name) <= maxNameBytes {
+		return name
+	}
+	cut := maxNameBytes
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return strings.Clone(name[:cut]) + "…"
 }
