@@ -38,21 +38,30 @@ type attempt struct {
 	tee     *teeBody // the body, captured as the transport reads it (no GetBody)
 	secrets []string // the credentials the request carried, redacted wherever they appear
 
-	callID  string
-	trace   string
-	parent  string
-	depth   int
-	speaker string     // from the context; "" means from the request
-	key     attemptKey // identifies the logical call across attempts; zero when it cannot
-	claimed *held      // earlier attempts of the same logical call: failures, or a redirect
-	hop     bool       // claimed is the redirect this attempt follows
-	inner   atomic.Int32
-	guided  bool // the body sent carries the history preview
-	ended   atomic.Bool
+	callID    string
+	timestamp string // the start, formatted; "" until the record needs it
+	trace     string
+	parent    string
+	depth     int
+	speaker   string     // from the context; "" means from the request
+	key       attemptKey // identifies the logical call across attempts; zero when it cannot
+	claimed   *held      // earlier attempts of the same logical call: failures, or a redirect
+	hop       bool       // claimed is the redirect this attempt follows
+	inner     atomic.Int32
+	guided    bool // the body sent carries the history preview
+	ended     atomic.Bool
 
 	parsed bool
 	prov   providers.Provider // the provider that matched the request, once matched
 	call   providers.Call
+
+	// Stores for what an attempt needs once, so that one allocation (the
+	// attempt's) holds them: its response body's wrapper, its job, and
+	// what the provider is shown (interface calls make arguments escape).
+	respBody body
+	job      job
+	preq     providers.Request
+	presp    providers.Response
 }
 
 // begin captures the request and decides which logical call it belongs
@@ -69,7 +78,10 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		}
 	}()
 	ctx := req.Context()
-	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method, header: safeHeader(req.Header)}
+	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method}
+	if r.cfg.userProviders {
+		a.header = safeHeader(req.Header) // only theirs may read it
+	}
 	if req.URL != nil {
 		a.url = *req.URL
 	}
@@ -80,7 +92,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	a.callID = CallIDFrom(ctx)
 	explicit := a.callID != ""
 	if !explicit {
-		a.callID = newCallID(a.start)
+		a.callID, a.timestamp = newIdentity(a.start)
 	}
 	a.trace = TraceFrom(ctx)
 	if a.trace == "" {
@@ -344,7 +356,7 @@ func (a *attempt) parse() {
 	if a.tee != nil {
 		a.reqBody, a.reqCut = a.tee.capture()
 	}
-	preq := providers.Request{
+	a.preq = providers.Request{
 		Method:        a.method,
 		URL:           safeURL(&a.url, a.secrets),
 		Header:        a.header,
@@ -356,28 +368,28 @@ func (a *attempt) parse() {
 			if x := recover(); x != nil {
 				r.trouble("panic in a provider parsing a request", &record.PanicError{Value: x})
 				a.prov = generic.Provider{}
-				a.call, _ = a.prov.ParseRequest(&providers.Request{Method: preq.Method, URL: preq.URL})
+				a.call, _ = a.prov.ParseRequest(&providers.Request{Method: a.preq.Method, URL: a.preq.URL})
 			}
 		}()
 		var ok bool
 		if a.prov != nil {
 			// Matched already, by the preview: asked once.
-			if a.call, ok = a.prov.ParseRequest(&preq); ok && a.call.Provider == "" {
+			if a.call, ok = a.prov.ParseRequest(&a.preq); ok && a.call.Provider == "" {
 				a.call.Provider = a.prov.Name()
 			}
 		} else {
-			a.prov, a.call, ok = providers.Match(r.cfg.providers, &preq)
+			a.prov, a.call, ok = providers.Match(r.cfg.providers, &a.preq)
 		}
 		if !ok {
 			a.prov = generic.Provider{}
-			a.call, _ = a.prov.ParseRequest(&preq)
+			a.call, _ = a.prov.ParseRequest(&a.preq)
 		}
 	}()
 	if a.pooled != nil {
 		releaseBuf(a.pooled)
 		a.pooled = nil
 	}
-	a.reqBody = nil
+	a.reqBody, a.preq.Body = nil, nil // the buffer may serve another call now
 }
 
 // redact returns b without key-shaped strings and without the literal
@@ -404,17 +416,19 @@ const (
 )
 
 type finishInfo struct {
-	reason     endReason
-	err        error
-	status     int
-	header     http.Header
-	encoding   string         // Content-Encoding still on the captured bytes
-	stream     bool           // text/event-stream
-	length     int64          // Content-Length, -1 when unknown
-	redirect   *http.Response // a redirect http.Client may follow: its next hop claims it
-	cap        *capture
-	firstChunk time.Time // when the body's first bytes came; zero when none did
-	end        time.Time
+	reason      endReason
+	err         error
+	status      int
+	contentType string
+	location    string         // a redirect's Location
+	header      http.Header    // only for providers given with WithProviders
+	encoding    string         // Content-Encoding still on the captured bytes
+	stream      bool           // text/event-stream
+	length      int64          // Content-Length, -1 when unknown
+	redirect    *http.Response // a redirect http.Client may follow: its next hop claims it
+	cap         *capture
+	firstChunk  time.Time // when the body's first bytes came; zero when none did
+	end         time.Time
 }
 
 // finish is the one finalize point of an attempt. On the call's path it
@@ -429,7 +443,8 @@ func (a *attempt) finish(f finishInfo) {
 	defer r.inflight.Add(-1)
 	defer r.recovered("finishing a record")
 	f.end = r.cfg.now()
-	j := &job{a: a, f: f}
+	j := &a.job
+	*j = job{a: a, f: f}
 	switch {
 	case f.redirect != nil && r.cfg.dedupWindow > 0:
 		// Its next hop, if http.Client follows it, begins as soon as this
@@ -556,7 +571,7 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 		res := providers.Result{Outcome: record.Failure(record.ErrorUnknown), Finished: true}
 		res.Outcome.HTTPStatus = f.status
 		res.ErrorMessage = "HTTP " + strconv.Itoa(f.status) + " redirect"
-		if loc := f.header.Get("Location"); loc != "" {
+		if loc := f.location; loc != "" {
 			res.ErrorMessage += " to " + loc
 		}
 		res.ErrorMessage += ", not followed"
@@ -618,7 +633,8 @@ func (a *attempt) failureType(err error) string {
 
 func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 	r := a.r
-	presp := providers.Response{StatusCode: f.status, Header: f.header, Stream: f.stream || a.call.Stream, EOF: f.reason == endEOF}
+	a.presp = providers.Response{StatusCode: f.status, ContentType: f.contentType, Header: f.header, Stream: f.stream || a.call.Stream, EOF: f.reason == endEOF}
+	presp := &a.presp
 	if c := f.cap; c != nil {
 		presp.Body, presp.Truncated = c.head, c.truncated()
 		if presp.Truncated {
@@ -647,7 +663,8 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 			res = providers.Result{Outcome: statusOutcome(f.status)}
 		}
 	}()
-	return a.prov.ParseResponse(&a.call, &presp)
+	defer func() { presp.Body, presp.Tail = nil, nil }() // the capture goes back to its pool
+	return a.prov.ParseResponse(&a.call, presp)
 }
 
 func statusOutcome(status int) record.Outcome {

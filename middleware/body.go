@@ -67,15 +67,14 @@ func (b *body) finish(reason endReason, err error) {
 	if !b.done.CompareAndSwap(false, true) {
 		return
 	}
-	b.mu.Lock()
-	c, stop, first := b.cap, b.stop, b.first
-	b.cap = capture{}
+	b.mu.Lock() // no Read writes the capture after this: it checks done under mu
+	stop, first := b.stop, b.first
 	b.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
 	b.a.r.forget(b)
 	f := b.info
-	f.reason, f.err, f.cap, f.firstChunk = reason, err, &c, first
+	f.reason, f.err, f.cap, f.firstChunk = reason, err, &b.cap, first
 	b.a.finish(f)
 }

@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+	"unsafe"
+
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // crockford is the alphabet of ULIDs: no I, L, O or U.
@@ -31,6 +34,21 @@ func init() {
 func NewCallID() string { return newCallID(time.Now()) }
 
 func newCallID(t time.Time) string {
+	b := newULID(t)
+	return encodeULID(b)
+}
+
+// newIdentity returns a new call ID and the timestamp of t, made in one
+// allocation: a call needs both, and each would cost its own.
+func newIdentity(t time.Time) (callID, timestamp string) {
+	buf := make([]byte, 26, 26+32)
+	appendULID(buf[:0], newULID(t))
+	buf = record.AppendTime(buf, t)
+	s := unsafe.String(&buf[0], len(buf))
+	return s[:26], s[26:]
+}
+
+func newULID(t time.Time) [16]byte {
 	ms := t.UnixMilli()
 	g := &idGen
 	g.mu.Lock()
@@ -55,18 +73,24 @@ func newCallID(t time.Time) string {
 	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
 	binary.BigEndian.PutUint16(b[6:8], hi)
 	binary.BigEndian.PutUint64(b[8:16], lo)
-	return encodeULID(b)
+	return b
 }
 
 // encodeULID writes 128 bits as 26 base-32 digits, most significant first.
 func encodeULID(b [16]byte) string {
+	var out [26]byte
+	appendULID(out[:0], b)
+	return string(out[:])
+}
+
+// appendULID writes the 26 digits of b into dst[:26] (dst's capacity).
+func appendULID(dst []byte, b [16]byte) {
+	dst = dst[:26]
 	hi := binary.BigEndian.Uint64(b[0:8])
 	lo := binary.BigEndian.Uint64(b[8:16])
-	var out [26]byte
 	for i := 25; i >= 0; i-- {
-		out[i] = crockford[lo&31]
+		dst[i] = crockford[lo&31]
 		lo = lo>>5 | hi<<59
 		hi >>= 5
 	}
-	return string(out[:])
 }

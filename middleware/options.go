@@ -42,6 +42,7 @@ type config struct {
 	previewLatest int
 	closeTimeout  time.Duration
 	prices        *cost.Table // nil: records are not priced
+	userProviders bool        // WithProviders was given: providers that may read headers
 	pricesSet     bool
 }
 
@@ -186,6 +187,7 @@ func newConfig(opts []Option) config {
 	if !c.pricesSet {
 		c.prices = cost.Default()
 	}
+	c.userProviders = len(c.providers) > 0
 	c.providers = append(c.providers, builtinProviders...)
 	return c
 }

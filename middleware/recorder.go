@@ -309,24 +309,31 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 			a.finish(finishInfo{reason: endEOF, status: resp.StatusCode, length: -1})
 		}
 	}()
+	ct := resp.Header.Get("Content-Type")
 	f := finishInfo{
-		status: resp.StatusCode,
-		header: safeHeader(resp.Header),
-		length: resp.ContentLength,
-		stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+		status:      resp.StatusCode,
+		contentType: ct,
+		length:      resp.ContentLength,
+		stream:      strings.HasPrefix(ct, "text/event-stream"),
 	}
 	if !resp.Uncompressed { // the caller gets the bytes as encoded: decode our copy
 		f.encoding = resp.Header.Get("Content-Encoding")
 	}
-	if isRedirect(resp.StatusCode) && resp.Header.Get("Location") != "" {
-		f.redirect = resp
+	if r.cfg.userProviders {
+		f.header = safeHeader(resp.Header) // only theirs may read it
+	}
+	if isRedirect(resp.StatusCode) {
+		if f.location = resp.Header.Get("Location"); f.location != "" {
+			f.redirect = resp
+		}
 	}
 	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
 		f.reason = endEOF
 		a.finish(f)
 		return
 	}
-	b := &body{rc: resp.Body, a: a, info: f, cap: newCapture(r.cfg.maxResp)}
+	b := &a.respBody
+	*b = body{rc: resp.Body, a: a, info: f, cap: newCapture(r.cfg.maxResp)}
 	if resp.ContentLength > 0 {
 		b.cap.size = int(min(resp.ContentLength, int64(r.cfg.maxResp)))
 	}

@@ -26,6 +26,20 @@ func IsSecretParam(name string) bool { return slices.Contains(secretParams, name
 // path redacted. A nil u gives nil.
 func SafeURL(u *url.URL) *url.URL { return safeURL(u, nil) }
 
+// hasSecretParam reports whether a raw query may hold a secret parameter:
+// a quick look before the query is parsed.
+func hasSecretParam(rawQuery string) bool {
+	if rawQuery == "" {
+		return false
+	}
+	for _, p := range secretParams {
+		if strings.Contains(rawQuery, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // MinCredentialLength is the shortest credential whose literal value is
 // looked for wherever it may be echoed: a shorter one (a test's dummy
 // "k") would be found in ordinary text.
@@ -65,9 +79,13 @@ func safeURL(u *url.URL, secrets []string) *url.URL {
 	if u == nil {
 		return nil
 	}
+	p := redactLiterals(Redact(u.Path), secrets)
+	if u.User == nil && p == u.Path && !hasSecretParam(u.RawQuery) {
+		return u // nothing to take out: no copy (the usual case)
+	}
 	c := *u
 	c.User = nil
-	if p := redactLiterals(Redact(c.Path), secrets); p != c.Path {
+	if p != c.Path {
 		c.Path, c.RawPath = p, ""
 	}
 	if c.RawQuery != "" {

@@ -190,7 +190,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	}
 	rec := record.Record{
 		CallID:       a.callID,
-		Timestamp:    record.FormatTime(a.start),
+		Timestamp:    a.timestamp,
 		Speaker:      speaker,
 		MethodName:   a.call.MethodName,
 		Args:         a.call.Args,
@@ -219,6 +219,9 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.Model = a.call.Model
 	}
 	rec.Model = a.redactString(rec.Model)
+	if rec.Timestamp == "" {
+		rec.Timestamp = record.FormatTime(a.start)
+	}
 	if h := a.claimed; h != nil {
 		// The held record was built first: the queue is in order.
 		rec.CallID, rec.Timestamp = h.rec.CallID, h.rec.Timestamp
@@ -300,12 +303,19 @@ func clipMessage(s string) string {
 // emit appends rec to the history, then hands it to the sinks.
 func (r *Recorder) emit(ctx context.Context, rec record.Record) {
 	defer r.recovered("emitting a record")
-	for _, fn := range r.cfg.redactors {
-		r.redactHook(fn, &rec)
+	if len(r.cfg.redactors) > 0 {
+		rec = r.redactHooks(rec) // apart: taking rec's address would put every record on the heap
 	}
 	stored := r.history.Add(rec)
 	r.recorded.Add(1)
 	r.appendSinks(ctx, stored)
+}
+
+func (r *Recorder) redactHooks(rec record.Record) record.Record {
+	for _, fn := range r.cfg.redactors {
+		r.redactHook(fn, &rec)
+	}
+	return rec
 }
 
 func (r *Recorder) redactHook(fn func(*record.Record), rec *record.Record) {

@@ -33,8 +33,13 @@ type Provider interface {
 // already gone: no credential headers, no key= query parameter, and
 // key-shaped strings in the body replaced by [REDACTED].
 type Request struct {
-	Method        string
-	URL           *url.URL
+	Method string
+	URL    *url.URL
+	// Header is the request's headers, without the credential ones. The
+	// recorder fills it only for providers given with
+	// middleware.WithProviders (a copy of the headers costs allocations on
+	// every call, and the built-in providers read none): a built-in
+	// provider gets nil.
 	Header        http.Header
 	Body          []byte // the captured body, at most the recorder's cap
 	BodyTruncated bool   // the body was longer than Body
@@ -55,7 +60,12 @@ type Call struct {
 // Response is what a provider sees of a response.
 type Response struct {
 	StatusCode int
-	Header     http.Header
+	// ContentType is the response's Content-Type.
+	ContentType string
+	// Header is the response's headers, without cookies. As with
+	// Request.Header, the recorder fills it only for providers given with
+	// middleware.WithProviders; a built-in provider gets nil.
+	Header http.Header
 	// Body is the captured body, decompressed. When Truncated, it is the
 	// head of the body and Tail holds its last bytes, so that what comes at
 	// the end of a long stream (usage, a finish reason) is not lost.

@@ -166,6 +166,9 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // microseconds, so that timestamps sort as strings.
 func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
+// AppendTime appends t as [FormatTime] formats it.
+func AppendTime(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, timeLayout) }
+
 // ParseTime parses a record timestamp (any RFC 3339 form).
 func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 

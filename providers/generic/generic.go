@@ -154,7 +154,7 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		res.Finished = true
 		return res
 	}
-	ct := resp.Header.Get("Content-Type")
+	ct := resp.ContentType
 	if len(body) > 0 && !resp.Truncated && resp.EOF && strings.Contains(strings.ToLower(ct), "json") {
 		// It says it is JSON and is not: no client can decode it.
 		return providers.Undecodable(body)

@@ -236,7 +236,7 @@ func (k *kwargs) add(key, rawValue []byte) {
 		return
 	}
 	if len(k.buf) == 0 {
-		k.buf = append(k.buf, '{')
+		k.buf = append(make([]byte, 0, 256), '{') // once, not growing from 8
 	} else {
 		k.buf = append(k.buf, ',')
 	}

@@ -44,16 +44,41 @@ func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 // cannot be forgotten for one of them. Output and Refusal are not copied:
 // they are assembled, and must be built in a buffer of their own
 // (strings.Builder), never taken from a Result's String.
+//
+// The strings are copied into one buffer, one allocation for them all: a
+// result holds several short strings, and each copy of its own would cost
+// an allocation per call.
 func Detach(res *providers.Result) {
 	o := &res.Outcome
-	o.ValueClass = strings.Clone(o.ValueClass)
-	o.FinishReason = strings.Clone(o.FinishReason)
-	o.ResponseID = strings.Clone(o.ResponseID)
-	res.Model = strings.Clone(res.Model)
-	res.ErrorMessage = strings.Clone(res.ErrorMessage)
+	fields := [...]*string{&o.ValueClass, &o.FinishReason, &o.ResponseID, &res.Model, &res.ErrorMessage}
+	n := 0
+	for _, f := range fields {
+		n += len(*f)
+	}
 	for i := range res.ToolCalls {
 		c := &res.ToolCalls[i]
-		c.ID, c.Name, c.Arguments = strings.Clone(c.ID), strings.Clone(c.Name), strings.Clone(c.Arguments)
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	take := func(s *string) {
+		if len(*s) == 0 {
+			return
+		}
+		start := len(buf)
+		buf = append(buf, *s...)
+		*s = unsafe.String(&buf[start], len(*s)) // buf never grows: cap is n
+	}
+	for _, f := range fields {
+		take(f)
+	}
+	for i := range res.ToolCalls {
+		c := &res.ToolCalls[i]
+		take(&c.ID)
+		take(&c.Name)
+		take(&c.Arguments)
 	}
 }
 
