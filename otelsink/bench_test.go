@@ -84,8 +84,11 @@ func BenchmarkSinks(b *testing.B) {
 		name string
 		make func(b *testing.B) record.Sink
 	}
-	otel := func(opts otelsink.Options) func(b *testing.B) record.Sink {
+	// Each run gets its own sink, exporters and reader: a reader serves
+	// one meter provider, and a closed sink closes them.
+	otel := func(options func(b *testing.B) otelsink.Options) func(b *testing.B) record.Sink {
 		return func(b *testing.B) record.Sink {
+			opts := options(b)
 			opts.WaitWhenFull = true
 			s, err := otelsink.New(opts)
 			if err != nil {
@@ -94,22 +97,28 @@ func BenchmarkSinks(b *testing.B) {
 			return s
 		}
 	}
+	otlp := func(protocol string) func(b *testing.B) otelsink.Options {
+		return func(b *testing.B) otelsink.Options {
+			c := &collector{}
+			c.grpc, c.http = nopCollector(b)
+			se, me := exporters(b, c, protocol)
+			return otelsink.Options{SpanExporter: se, MetricReader: sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(time.Hour)), Content: otelsink.ContentOff}
+		}
+	}
 	variants := []variant{
 		{"jsonl", func(*testing.B) record.Sink { return record.NewJSONL(io.Discard) }},
 		{"slog-json", func(*testing.B) record.Sink { return record.NewSlog(slog.New(slog.NewJSONHandler(io.Discard, nil))) }},
-		{"otel-spans", otel(otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), Content: otelsink.ContentOff})},
-		{"otel-spans+metrics", otel(otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), MetricReader: sdkmetric.NewManualReader(), Content: otelsink.ContentOff})},
-		{"otel-spans+content", otel(otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), Content: otelsink.ContentOn})},
-		{"otel-otlp-http", func(b *testing.B) record.Sink {
-			_, http := nopCollector(b)
-			se, me := exporters(b, &collector{http: http}, "http")
-			return otel(otelsink.Options{SpanExporter: se, MetricReader: sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(time.Hour)), Content: otelsink.ContentOff})(b)
-		}},
-		{"otel-otlp-grpc", func(b *testing.B) record.Sink {
-			grpc, _ := nopCollector(b)
-			se, me := exporters(b, &collector{grpc: grpc}, "grpc")
-			return otel(otelsink.Options{SpanExporter: se, MetricReader: sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(time.Hour)), Content: otelsink.ContentOff})(b)
-		}},
+		{"otel-spans", otel(func(*testing.B) otelsink.Options {
+			return otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), Content: otelsink.ContentOff}
+		})},
+		{"otel-spans+metrics", otel(func(*testing.B) otelsink.Options {
+			return otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), MetricReader: sdkmetric.NewManualReader(), Content: otelsink.ContentOff}
+		})},
+		{"otel-spans+content", otel(func(*testing.B) otelsink.Options {
+			return otelsink.Options{SpanExporter: tracetest.NewNoopExporter(), Content: otelsink.ContentOn}
+		})},
+		{"otel-otlp-http", otel(otlp("http"))},
+		{"otel-otlp-grpc", otel(otlp("grpc"))},
 	}
 	for _, v := range variants {
 		b.Run("sink="+v.name, func(b *testing.B) {

@@ -34,7 +34,8 @@
 //     provider's spelling: temperature, max_tokens, top_p, top_k,
 //     frequency and presence penalties, seed, stop sequences, choice
 //     count, encoding formats, stream, output type, OpenAI's service tier.
-//   - gen_ai.response.model (model), gen_ai.response.id, and
+//   - gen_ai.response.model (model, unless a failed call never got a
+//     response that named one), gen_ai.response.id, and
 //     gen_ai.response.finish_reasons, http.response.status_code and
 //     error.type (the taxonomy's type: rate_limit, auth, ...) from the
 //     outcome.
@@ -59,8 +60,10 @@
 //
 // The test TestEveryFieldIsMapped holds this list to [record.Fields]: a
 // new field of the record fails it until it is mapped or listed as not
-// exported (args and kwargs as such, usage.total_tokens, the ok flag and
-// version).
+// exported. Three are not: outcome_summary.ok (the span status says it),
+// usage.total_tokens (input plus output; the conventions have no total)
+// and version (the JSON format's). args, output and program_source are
+// content (below); timestamp and duration_ms are the span's times.
 //
 // # Parents
 //
