@@ -116,3 +116,12 @@ func FuzzEachValid(f *testing.F) {
 }
 
 func equalKV[T comparable](a, b []T) bool { return slices.Equal(a, b) }
+
+func TestAppendValidString(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `"esc\"aped\\ \u00e9"`, `""`} {
+		var want string
+		assert.NoError(t, json.Unmarshal([]byte(raw), &want))
+		assert.Equal(t, "pre:"+want, string(record.AppendValidString([]byte("pre:"), []byte(raw))), raw)
+	}
+	assert.Equal(t, "pre:", string(record.AppendValidString([]byte("pre:"), []byte(`12`))), "not a string")
+}

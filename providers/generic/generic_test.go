@@ -72,7 +72,7 @@ func TestHugeConversationKeepsTheLatestTurns(t *testing.T) {
 }
 
 func response(status int, ct, body string) *providers.Response {
-	return &providers.Response{StatusCode: status, Header: http.Header{"Content-Type": {ct}}, Body: []byte(body), EOF: true}
+	return &providers.Response{StatusCode: status, ContentType: ct, Header: http.Header{"Content-Type": {ct}}, Body: []byte(body), EOF: true}
 }
 
 func TestParseResponse(t *testing.T) {

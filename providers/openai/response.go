@@ -430,8 +430,8 @@ func room(b []byte, n int) []byte {
 	return slices.Grow(b, max(n, cap(b)))
 }
 
-// appendJSONText appends the JSON string raw decoded, growing b by doubling.
+// appendJSONText appends the JSON string raw (of a body already
+// validated) decoded, growing b by doubling.
 func appendJSONText(b, raw []byte) []byte {
-	b, _ = record.AppendString(room(b, len(raw)), raw)
-	return b
+	return record.AppendValidString(room(b, len(raw)), raw)
 }
