@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -43,6 +44,15 @@ type Options struct {
 	// NoExamples turns off the example span of each pattern tag, which
 	// costs one scan of a record's program_source per tag until found.
 	NoExamples bool
+
+	// Prices, when set, prices every record again with this table for the
+	// report, whatever cost it carries: a record the table cannot price
+	// is unpriced, even if it carries a cost. Nil: the report sums the
+	// costs the records carry, as the recorder set them.
+	Prices *cost.Table
+	// PricesFrom says where Prices came from (a file's name), for the
+	// report's provenance.
+	PricesFrom string
 
 	// Now gives the report's generated_at; default time.Now.
 	Now func() time.Time
@@ -129,7 +139,7 @@ type Builder struct {
 	depth        [11]int64 // 0..9, 10+
 	depthUnknown int64
 
-	traces                  *topK
+	traces                  *topK[int64]
 	withTrace, withoutTrace int64
 
 	ids       *idSet
@@ -139,6 +149,8 @@ type Builder struct {
 	badLines    []BadLine
 	torn        int64
 	tornSources []string
+
+	spend spender
 
 	inputs []Input // the sources ReadFrom read
 }
@@ -163,8 +175,9 @@ func NewBuilder(opts Options) *Builder {
 		tokens:   make(map[string]*Tokens),
 
 		providers: make(map[string]*Provider),
-		traces:    newTopK(o.TraceCapacity),
+		traces:    newTopK[int64](o.TraceCapacity),
 		ids:       newIDSet(o.MaxCallIDs),
+		spend:     newSpender(o),
 	}
 }
 
@@ -199,7 +212,9 @@ func (b *Builder) Add(r record.Record) {
 	if !r.Outcome.OK {
 		b.addError(r)
 	}
-	if t, err := record.ParseTime(r.Timestamp); err == nil {
+	t, err := record.ParseTime(r.Timestamp)
+	timed := err == nil
+	if timed {
 		if b.first.IsZero() || t.Before(b.first) {
 			b.first = t
 		}
@@ -224,7 +239,10 @@ func (b *Builder) Add(r record.Record) {
 		t.InputTokens += int64(r.Usage.InputTokens)
 		t.OutputTokens += int64(r.Usage.OutputTokens)
 		t.TotalTokens += int64(r.Usage.TotalTokens)
+		t.CachedTokens += int64(r.Usage.CachedTokens)
+		t.CacheWriteTokens += int64(r.Usage.CacheWriteTokens)
 	}
+	b.addSpend(&r, model, n, t, timed)
 	p := b.providerOf(r.MethodName)
 	p.Records++
 	p.Calls += int64(n)
@@ -248,7 +266,7 @@ func (b *Builder) Add(r record.Record) {
 		b.withoutTrace++
 	} else {
 		b.withTrace++
-		b.traces.add(r.TraceID)
+		b.traces.add(r.TraceID, 1)
 	}
 	if r.CallID == "" {
 		b.missingID++
@@ -564,6 +582,11 @@ func (b *Builder) Report() *Report {
 	if r.Provenance.Inputs == nil {
 		r.Provenance.Inputs = []Input{}
 	}
+	r.Provenance.PriceTables = names(b.spend.sum.Tables, 0)
+	if b.opts.Prices != nil {
+		r.Provenance.RepricedWith = b.opts.Prices.Name()
+		r.Provenance.PricesFrom = b.opts.PricesFrom
+	}
 	for _, in := range b.inputs {
 		r.Provenance.Lines += in.Lines
 	}
@@ -610,6 +633,7 @@ func (b *Builder) Report() *Report {
 	}
 	r.Latency = b.latencies()
 	r.Tokens = b.tokenSums()
+	r.Spend = b.spendReport()
 	for i, n := range b.depth {
 		name := strconv.Itoa(i)
 		if i == len(b.depth)-1 {
@@ -623,7 +647,10 @@ func (b *Builder) Report() *Report {
 		WithoutTrace: b.withoutTrace,
 		Tracked:      len(b.traces.heap),
 		Exact:        !b.traces.replaced,
-		Top:          b.traces.top(b.opts.TopTraces),
+		Top:          []TraceCount{},
+	}
+	for _, e := range b.traces.top(b.opts.TopTraces) {
+		r.Traces.Top = append(r.Traces.Top, TraceCount{TraceID: e.key, Records: e.count, MaxOvercount: e.err})
 	}
 	if b.traces.replaced {
 		r.Traces.MaxOvercount = b.traces.minCount()
@@ -736,6 +763,9 @@ func (b *Builder) tokenSums() []Tokens {
 		o := b.tokensOther
 		o.Model = "(other)"
 		out = append(out, o)
+	}
+	for i := range out {
+		out[i].CachedShare = rate(out[i].CachedTokens, out[i].InputTokens)
 	}
 	return out
 }
@@ -869,6 +899,7 @@ func (b *Builder) notes(r *Report) []string {
 	if !r.Traces.Exact {
 		notes = append(notes, fmt.Sprintf("More than %d distinct traces: trace counts are upper bounds, each too high by at most %d records.", b.opts.TraceCapacity, r.Traces.MaxOvercount))
 	}
+	notes = append(notes, b.spendNotes(r)...)
 	if b.ids.unchecked > 0 {
 		notes = append(notes, fmt.Sprintf("Duplicate call ids were checked for the first %d distinct ids only; %d records were not checked.", b.opts.MaxCallIDs, b.ids.unchecked))
 	}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
@@ -33,6 +35,12 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Latency:      latencyChart(r.Latency),
 		Patterns:     barChart("chart-patterns", "Records by history query pattern tag", patternBars(r.Patterns)),
 		Errors:       barChart("chart-errors", "Records by error type", errorBars(r.Errors)),
+		SpendText:    r.spendText(),
+		SpendRows:    r.spendRows(),
+		TraceSpend:   r.traceSpendText(),
+		CacheText:    r.cacheText(),
+		Unpriced:     r.unpricedRows(),
+		Spend:        spendChart(r.Spend.OverTime),
 	}
 	if err := pageTemplate.Execute(bw, data); err != nil {
 		return err
@@ -45,7 +53,10 @@ type htmlData struct {
 	Provenance, Summary, Span                                       sentence
 	HistoryRows, CallRows                                           []row
 	MeanHistory, RetriesText, TracesText, BadInputText, LatencyNote string
-	Latency, Patterns, Errors                                       chart
+	Latency, Patterns, Errors, Spend                                chart
+	SpendText, TraceSpend, CacheText                                string
+	SpendRows                                                       []spendRow
+	Unpriced                                                        []row
 }
 
 // chart is an SVG chart laid out in Go, so the template only places it.
@@ -56,6 +67,25 @@ type chart struct {
 	Legend        []legendItem
 	Grid          []gridLine // a scale's lines, under the bars
 	Empty         string     // shown instead of bars when there are none
+
+	// A column chart (spend over time) has a horizontal grid, columns and
+	// labels of its own instead of rows.
+	HGrid []hGridLine
+	Cols  []chartBar
+	Ticks []chartText
+}
+
+// hGridLine is one horizontal line of a column chart's scale and its
+// label, left of the plot.
+type hGridLine struct {
+	X1, X2, Y, LabelX, LabelY float64
+	Label                     string
+}
+
+// chartText is a label placed on a chart, centred on X.
+type chartText struct {
+	X, Y float64
+	Text string
 }
 
 // gridLine is one line of a chart's scale and its label below the plot.
@@ -226,10 +256,147 @@ func latencyChart(ls []Latency) chart {
 	return c
 }
 
+// Spend over time: a column per time bucket, on a linear scale of
+// dollars with a labelled grid, and the time of some bucket starts below.
+const (
+	spendPlotH  = 200 // the plot's height
+	spendTop    = 10
+	spendBelow  = 30  // room under the plot for the times
+	spendRight  = 12  // room right of the plot
+	spendCharW  = 7.5 // an upper bound on the width of a label's character, at 11 px
+	spendTickGp = 18  // the least gap between two time labels
+)
+
+// niceStep returns the smallest of 1, 2, 2.5 and 5 times a power of ten
+// that is at least v.
+func niceStep(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= v*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// tickMoney labels a dollar amount on the scale: as money does, but a
+// step too small for a bill still gets a figure of its own.
+func tickMoney(v float64) string {
+	if v > 0 && v < 1e-6 {
+		return "$" + strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return money(v)
+}
+
+// widthText names a bucket width for people: 100 ms, 10 s, 2 min, 6 h,
+// 1 day, 30 days.
+func widthText(ms int64) string {
+	switch {
+	case ms < 1000:
+		return strconv.FormatInt(ms, 10) + " ms"
+	case ms < 60_000:
+		return strconv.FormatInt(ms/1000, 10) + " s"
+	case ms < 3_600_000:
+		return strconv.FormatInt(ms/60_000, 10) + " min"
+	case ms < 86_400_000:
+		return strconv.FormatInt(ms/3_600_000, 10) + " h"
+	case ms == 86_400_000:
+		return "1 day"
+	}
+	return strconv.FormatInt(ms/86_400_000, 10) + " days"
+}
+
+// timeLayout is how the start of a bucket of width ms is shown on the
+// chart: to the unit the width counts in, with the date when the chart
+// spans more than one day.
+func timeLayout(ms int64, days bool) string {
+	var l string
+	switch {
+	case ms >= 86_400_000:
+		return "2006-01-02"
+	case ms >= 60_000:
+		l = "15:04"
+	case ms >= 1000:
+		l = "15:04:05"
+	default:
+		l = "15:04:05.000"
+	}
+	if days {
+		l = "01-02 " + l
+	}
+	return l
+}
+
+func spendChart(ot SpendOverTime) chart {
+	c := chart{ID: "chart-spend", Title: "Spend over time", Width: chartWidth}
+	var top float64
+	for _, b := range ot.Buckets {
+		top = max(top, b.USD)
+	}
+	if top == 0 {
+		c.Empty = "No record has a cost."
+		c.Height = 40
+		return c
+	}
+	w := int64(math.Round(ot.BucketSeconds * 1000))
+	c.Title = "Spend per " + widthText(w) + " (UTC)"
+
+	step := niceStep(top / 4)
+	lines := int(math.Ceil(top/step - 1e-9))
+	yTop := step * float64(lines)
+	var widest int
+	var labels []string
+	for k := 0; k <= lines; k++ {
+		l := tickMoney(step * float64(k))
+		labels = append(labels, l)
+		widest = max(widest, utf8.RuneCountInString(l))
+	}
+	left := float64(widest)*spendCharW + 14
+	plotW := chartWidth - left - spendRight
+	bottom := float64(spendTop + spendPlotH)
+	for k, l := range labels {
+		y := bottom - float64(k)/float64(lines)*spendPlotH
+		c.HGrid = append(c.HGrid, hGridLine{X1: left, X2: chartWidth - spendRight, Y: y, LabelX: left - 6, LabelY: y + 4, Label: l})
+	}
+
+	first, _ := record.ParseTime(ot.Buckets[0].Start)
+	last, _ := record.ParseTime(ot.Buckets[len(ot.Buckets)-1].Start)
+	layout := timeLayout(w, first.YearDay() != last.YearDay() || first.Year() != last.Year())
+	bw := plotW / float64(len(ot.Buckets))
+	gap := min(bw*0.15, 2)
+	for i, b := range ot.Buckets {
+		if b.USD <= 0 {
+			continue
+		}
+		h := max(b.USD/yTop*spendPlotH, 1)
+		start, _ := record.ParseTime(b.Start)
+		c.Cols = append(c.Cols, chartBar{
+			Class: "bar", X: left + float64(i)*bw + gap, Y: bottom - h, W: max(bw-2*gap, 1), H: h,
+			Tip: fmt.Sprintf("%s UTC, %s: %s (%s)", start.UTC().Format("2006-01-02 15:04:05.000"), widthText(w), money(b.USD), plural(b.Records, "record", "records")),
+		})
+	}
+	// Time labels at bucket starts, far enough apart not to touch, and
+	// only where the whole label fits on the chart.
+	labelW := float64(len(layout)) * spendCharW
+	every := max(1, int(math.Ceil((labelW+spendTickGp)/bw)))
+	for i := 0; i < len(ot.Buckets); i += every {
+		x := left + float64(i)*bw
+		if x-labelW/2 < 0 || x+labelW/2 > chartWidth {
+			continue
+		}
+		start, _ := record.ParseTime(ot.Buckets[i].Start)
+		c.Ticks = append(c.Ticks, chartText{X: x, Y: bottom + 16, Text: start.UTC().Format(layout)})
+	}
+	c.Height = int(bottom) + spendBelow
+	return c
+}
+
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"num":     num,
 	"percent": percent,
 	"human":   human,
+	"money":   money,
+	"share":   shareText,
 	"list":    func(v ...any) []any { return v },
 	"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"verdict": func(v string) string {
@@ -386,6 +553,64 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <p class="note">No record carries usage.</p>
 {{- end}}
 
+<h2>Spend</h2>
+<p class="note">{{.SpendText}}</p>
+{{template "chart" .Spend}}
+{{- with .R.Spend}}
+{{- if .PricedRecords}}
+<table>
+<tr><th>Records</th><th class="n">Count</th><th class="n">Priced</th><th class="n">Spend</th><th class="n">Share of spend</th></tr>
+{{- range $.SpendRows}}
+<tr><td>{{.Label}}</td><td class="n">{{num .Records}}</td><td class="n">{{num .Priced}}</td><td class="n">{{money .USD}}</td><td class="n">{{.Share}}</td></tr>
+{{- end}}
+</table>
+{{template "spendBy" (list "Spend by model" "Model" .Models .USD)}}
+{{template "spendBy" (list "Spend by speaker" "Speaker" .Speakers .USD)}}
+<h3>Most expensive traces</h3>
+{{- if .Traces.Top}}
+<p class="note">{{$.TraceSpend}}</p>
+<table>
+<tr><th>Trace</th><th class="n">Spend</th><th class="n">Share</th>{{if not .Traces.Exact}}<th class="n">Overcount at most</th>{{end}}</tr>
+{{- $exact := .Traces.Exact}}{{$total := .USD}}
+{{- range .Traces.Top}}
+<tr><td>{{.TraceID}}</td><td class="n">{{money .USD}}</td><td class="n">{{share .USD $total}}</td>{{if not $exact}}<td class="n">{{money .MaxOvercountUSD}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- else}}
+<p class="note">No priced record carries a trace id.</p>
+{{- end}}
+{{- end}}
+<h3>Input served from cache</h3>
+<p class="note">{{$.CacheText}}</p>
+{{- if .Cache.InputTokens}}
+<table>
+<tr><th>Model</th><th class="n">Input tokens</th><th class="n">Read from cache</th><th class="n">Share</th><th class="n">Written to cache</th></tr>
+{{- range $.R.Tokens}}{{if .InputTokens}}
+<tr><td>{{.Model}}</td><td class="n">{{num .InputTokens}}</td><td class="n">{{num .CachedTokens}}</td><td class="n">{{percent .CachedTokens .InputTokens}}</td><td class="n">{{num .CacheWriteTokens}}</td></tr>
+{{- end}}{{end}}
+</table>
+{{- end}}
+<h3>Unpriced calls</h3>
+{{- if or .UnpricedRecords .NoUsageRecords}}
+<table>
+<tr><th>Reason</th><th class="n">Records</th><th class="n">Share of records</th></tr>
+{{- range $.Unpriced}}
+<tr><td>{{.Label}}</td><td class="n">{{num .Count}}</td><td class="n">{{.Share}}</td></tr>
+{{- end}}
+</table>
+{{- if .UnpricedModels}}
+<table>
+<tr><th>Model most often unpriced</th><th class="n">Records</th></tr>
+{{- range .UnpricedModels}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{- else}}
+<p class="note">Every record was priced.</p>
+{{- end}}
+{{- end}}
+
 <h2>Depth</h2>
 <table class="narrow">
 <tr><th class="n">Depth</th><th class="n">Records</th><th class="n">Share</th></tr>
@@ -453,6 +678,15 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- range .Grid}}
 <line class="grid" x1="{{f .X}}" y1="{{f .Y1}}" x2="{{f .X}}" y2="{{f .Y2}}"></line><text class="tick" x="{{f .X}}" y="{{f .LabelY}}" text-anchor="middle">{{.Label}}</text>
 {{- end}}
+{{- range .HGrid}}
+<line class="grid" x1="{{f .X1}}" y1="{{f .Y}}" x2="{{f .X2}}" y2="{{f .Y}}"></line><text class="tick" x="{{f .LabelX}}" y="{{f .LabelY}}" text-anchor="end">{{.Label}}</text>
+{{- end}}
+{{- range .Cols}}
+<rect class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}"><title>{{.Tip}}</title></rect>
+{{- end}}
+{{- range .Ticks}}
+<text class="tick" x="{{f .X}}" y="{{f .Y}}" text-anchor="middle">{{.Text}}</text>
+{{- end}}
 {{- range .Legend}}
 <rect class="{{.Class}} legend" x="{{f .X}}" y="8" width="12" height="12"></rect><text x="{{f .TextX}}" y="18">{{.Label}}</text>
 {{- end}}
@@ -470,6 +704,15 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 </svg>
 </figure>
+{{- end}}
+{{define "spendBy"}}{{$title := index . 0}}{{$col := index . 1}}{{$rows := index . 2}}{{$total := index . 3}}
+<h3>{{$title}}</h3>
+<table>
+<tr><th>{{$col}}</th><th class="n">Priced records</th><th class="n">Spend</th><th class="n">Share</th></tr>
+{{- range $rows}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{money .USD}}</td><td class="n">{{share .USD $total}}</td></tr>
+{{- end}}
+</table>
 {{- end}}
 {{define "counts"}}{{$title := index . 0}}{{$counts := index . 1}}{{$n := index . 2}}
 {{- if $counts}}

@@ -149,7 +149,7 @@ func (r *Report) summary() sentence {
 	} else {
 		out.add("; no record carries program source")
 	}
-	out.add(". Records that ended in error (canceled included): %s. Checklist items met: %d of %d.", num(s.ErrorRecords), r.metCount(), len(r.Checklist))
+	out.add(". Records that ended in error (canceled included): %s.%s Checklist items met: %d of %d.", num(s.ErrorRecords), r.spendSentence(), r.metCount(), len(r.Checklist))
 	if n := r.BadInput.GarbledLines; n > 0 {
 		out.add(" %s could not be read as records.", plural(n, "line", "lines"))
 	}
@@ -271,6 +271,8 @@ func (r *Report) markdown(m *mdWriter) {
 		m.table("lrrrr", []string{"Model", "Records", "Input", "Output", "Total"}, rows)
 	}
 
+	r.markdownSpend(m)
+
 	m.printf("## Depth\n\n")
 	rows = rows[:0]
 	for _, c := range r.Depth {
@@ -332,5 +334,79 @@ func (r *Report) markdown(m *mdWriter) {
 			m.printf("- %s\n", n)
 		}
 		m.printf("\n")
+	}
+}
+
+func (r *Report) markdownSpend(m *mdWriter) {
+	s := r.Spend
+	m.printf("## Spend\n\n%s\n\n", r.spendText())
+	var rows [][]string
+	if s.PricedRecords > 0 {
+		for _, sr := range r.spendRows() {
+			rows = append(rows, []string{sr.Label, num(sr.Records), num(sr.Priced), money(sr.USD), sr.Share})
+		}
+		m.table("lrrrr", []string{"Records", "Count", "Priced", "Spend", "Share of spend"}, rows)
+
+		for _, sec := range []struct {
+			title, col string
+			rows       []SpendBy
+		}{{"Spend by model", "Model", s.Models}, {"Spend by speaker", "Speaker", s.Speakers}} {
+			m.printf("### %s\n\n", sec.title)
+			rows = rows[:0]
+			for _, b := range sec.rows {
+				rows = append(rows, []string{md(b.Name), num(b.Records), money(b.USD), shareText(b.USD, s.USD)})
+			}
+			m.table("lrrr", []string{sec.col, "Priced records", "Spend", "Share"}, rows)
+		}
+
+		m.printf("### Most expensive traces\n\n")
+		t := s.Traces
+		if len(t.Top) == 0 {
+			m.printf("No priced record carries a trace id.\n\n")
+		} else {
+			m.printf("%s\n\n", r.traceSpendText())
+			rows = rows[:0]
+			for _, tc := range t.Top {
+				row := []string{md(tc.TraceID), money(tc.USD), shareText(tc.USD, s.USD)}
+				if !t.Exact {
+					row = append(row, money(tc.MaxOvercountUSD))
+				}
+				rows = append(rows, row)
+			}
+			header := []string{"Trace", "Spend", "Share"}
+			if !t.Exact {
+				header = append(header, "Overcount at most")
+			}
+			m.table("lrrr", header, rows)
+		}
+	}
+
+	m.printf("### Input served from cache\n\n%s\n\n", r.cacheText())
+	rows = rows[:0]
+	for _, t := range r.Tokens {
+		if t.InputTokens > 0 {
+			rows = append(rows, []string{md(t.Model), num(t.InputTokens), num(t.CachedTokens), percent(t.CachedTokens, t.InputTokens), num(t.CacheWriteTokens)})
+		}
+	}
+	if len(rows) > 0 {
+		m.table("lrrrr", []string{"Model", "Input tokens", "Read from cache", "Share", "Written to cache"}, rows)
+	}
+
+	m.printf("### Unpriced calls\n\n")
+	if s.UnpricedRecords+s.NoUsageRecords == 0 {
+		m.printf("Every record was priced.\n\n")
+		return
+	}
+	rows = rows[:0]
+	for _, ur := range r.unpricedRows() {
+		rows = append(rows, []string{ur.Label, num(ur.Count), ur.Share})
+	}
+	m.table("lrr", []string{"Reason", "Records", "Share of records"}, rows)
+	if len(s.UnpricedModels) > 0 {
+		rows = rows[:0]
+		for _, c := range s.UnpricedModels {
+			rows = append(rows, []string{md(c.Name), num(c.Count)})
+		}
+		m.table("lr", []string{"Model most often unpriced", "Records"}, rows)
 	}
 }

@@ -61,6 +61,7 @@ func TestProvenance(t *testing.T) {
 			{Name: "b.jsonl", Lines: 3, Records: 1, BadLines: 1, Torn: true},
 		},
 		Lines: 5, BadLines: 1,
+		PriceTables: []report.Count{}, // no record carries a cost
 	}, r.Provenance)
 
 	md, page := formats(t, r)

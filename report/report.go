@@ -19,11 +19,14 @@ type Report struct {
 	Retries    Retries     `json:"retries"`
 	Latency    []Latency   `json:"latency"`
 	Tokens     []Tokens    `json:"tokens"`
-	Depth      []Count     `json:"depth"`
-	Traces     Traces      `json:"traces"`
-	Duplicates Duplicates  `json:"duplicates"`
-	BadInput   BadInput    `json:"bad_input"`
-	Checklist  []Check     `json:"checklist"`
+	// Spend is what the records cost: in total, by model, speaker and
+	// trace, over time, on failures and retries, and what is unpriced.
+	Spend      Spend      `json:"spend"`
+	Depth      []Count    `json:"depth"`
+	Traces     Traces     `json:"traces"`
+	Duplicates Duplicates `json:"duplicates"`
+	BadInput   BadInput   `json:"bad_input"`
+	Checklist  []Check    `json:"checklist"`
 	// Notes say where a figure is an estimate or a list was cut.
 	Notes []string `json:"notes"`
 }
@@ -37,6 +40,17 @@ type Provenance struct {
 	Inputs   []Input `json:"inputs"`
 	Lines    int64   `json:"lines"`     // lines read from all inputs, blank ones included
 	BadLines int64   `json:"bad_lines"` // lines that were not records (torn last lines not counted)
+	// PriceTables are the price tables that priced the records counted
+	// ([record.Cost].Table), with how many records each priced, most
+	// first: the tables named in the records, or the one table of
+	// [Options.Prices].
+	PriceTables []Count `json:"price_tables"`
+	// RepricedWith names the table every record was priced with for this
+	// report ([Options.Prices]), whatever cost it carried; "" when the
+	// report used the costs the records carry.
+	RepricedWith string `json:"repriced_with"`
+	// PricesFrom says where that table came from ([Options.PricesFrom]).
+	PricesFrom string `json:"prices_from"`
 }
 
 // Input is one source of a report and what was read from it.
@@ -145,13 +159,122 @@ type Latency struct {
 	MeanMS  float64 `json:"mean_ms"`
 }
 
-// Tokens sums the usage of one model's records that report usage.
+// Tokens sums the usage of one model's records that report usage. As in
+// [record.Usage], InputTokens includes CachedTokens and CacheWriteTokens.
 type Tokens struct {
 	Model        string `json:"model"`
 	Records      int64  `json:"records"`
 	InputTokens  int64  `json:"input_tokens"`
 	OutputTokens int64  `json:"output_tokens"`
 	TotalTokens  int64  `json:"total_tokens"`
+	// CachedTokens is the part of InputTokens read from the prompt cache,
+	// CacheWriteTokens the part written to it.
+	CachedTokens     int64 `json:"cached_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	// CachedShare is CachedTokens over InputTokens: the share of the
+	// input served from the cache.
+	CachedShare float64 `json:"cached_share"`
+}
+
+// Spend is what the records cost, in US dollars: the sum of their costs
+// ([record.Cost], set by the recorder at record time, or by
+// [Options.Prices] for this report). A record without a cost is unpriced:
+// it adds nothing to any sum, and is counted by reason.
+//
+// Every share is of USD, the whole spend, and 0 when USD is 0.
+type Spend struct {
+	USD           float64 `json:"usd"`
+	PricedRecords int64   `json:"priced_records"`
+	// UnpricedRecords have usage but no cost: a model the price table does
+	// not know (or usage that breaks its one meaning).
+	UnpricedRecords int64 `json:"unpriced_records"`
+	// NoUsageRecords have neither usage nor cost: most are failed calls,
+	// which the provider billed nothing for or did not say.
+	NoUsageRecords int64 `json:"no_usage_records"`
+	// UnpricedModels are the models of the UnpricedRecords, most often
+	// first: the prices the table is missing ("(none)": no model).
+	UnpricedModels []Count `json:"unpriced_models"`
+	// InvalidCosts counts records whose cost was not a price (negative,
+	// or more than $1,000,000 for one call): damage, counted as unpriced.
+	InvalidCosts int64 `json:"invalid_costs"`
+
+	Models   []SpendBy `json:"models"`   // by model, most spent first
+	Speakers []SpendBy `json:"speakers"` // by speaker, most spent first
+	// Failed is the spend of the records that ended in error (canceled
+	// included); Retried that of the records whose call took more than one
+	// attempt. A record is priced on its last attempt's usage, so Retried
+	// is what those calls' last attempts cost: what an earlier attempt
+	// cost, if anything, is not in the record. A record can be in both.
+	Failed  SpendShare  `json:"failed"`
+	Retried SpendShare  `json:"retried"`
+	Traces  SpendTraces `json:"traces"`
+	// Cache is how much of the input the prompt cache served.
+	Cache    Cache         `json:"cache"`
+	OverTime SpendOverTime `json:"over_time"`
+}
+
+// SpendBy is the spend of the records with one name (a model, a speaker).
+type SpendBy struct {
+	Name    string  `json:"name"`
+	Records int64   `json:"records"` // priced records
+	USD     float64 `json:"usd"`
+	Share   float64 `json:"share"`
+}
+
+// SpendShare is the spend of a kind of record, and its share of the whole.
+type SpendShare struct {
+	Records       int64   `json:"records"`        // records of the kind, priced or not
+	PricedRecords int64   `json:"priced_records"` // of which with a cost
+	USD           float64 `json:"usd"`
+	Share         float64 `json:"share"`
+}
+
+// SpendTraces lists the traces that cost the most, found in bounded
+// memory as the largest traces are (see the package doc).
+type SpendTraces struct {
+	PricedRecords int64   `json:"priced_records"` // priced records with a trace_id
+	USD           float64 `json:"usd"`            // their spend
+	Share         float64 `json:"share"`          // of the whole spend
+	Tracked       int     `json:"tracked"`        // traces held by the counter
+	// Exact is true when the traces with a cost never exceeded the
+	// counter's capacity; otherwise each trace's spend may be too high by
+	// its max_overcount_usd, and by at most MaxOvercountUSD.
+	Exact           bool         `json:"exact"`
+	MaxOvercountUSD float64      `json:"max_overcount_usd"`
+	Top             []TraceSpend `json:"top"`
+}
+
+// TraceSpend is one trace and its spend, an upper bound unless the
+// counting was exact.
+type TraceSpend struct {
+	TraceID         string  `json:"trace_id"`
+	USD             float64 `json:"usd"`
+	Share           float64 `json:"share"`
+	MaxOvercountUSD float64 `json:"max_overcount_usd"`
+}
+
+// Cache sums the input tokens of the records with usage and the parts of
+// them the prompt cache served or took.
+type Cache struct {
+	InputTokens      int64   `json:"input_tokens"`
+	CachedTokens     int64   `json:"cached_tokens"`      // read from the cache
+	CacheWriteTokens int64   `json:"cache_write_tokens"` // written to it
+	CachedShare      float64 `json:"cached_share"`       // CachedTokens over InputTokens
+}
+
+// SpendOverTime is the spend per time bucket, from the bucket of the
+// first record's timestamp to that of the last; buckets are aligned to
+// multiples of their width since the Unix epoch, in UTC.
+type SpendOverTime struct {
+	BucketSeconds float64       `json:"bucket_seconds"` // 0 without records
+	Buckets       []SpendBucket `json:"buckets"`
+}
+
+// SpendBucket is one bucket of [SpendOverTime].
+type SpendBucket struct {
+	Start   string  `json:"start"`   // RFC 3339 UTC
+	Records int64   `json:"records"` // records that started in it
+	USD     float64 `json:"usd"`     // what they cost
 }
 
 // Traces lists the traces with the most records.

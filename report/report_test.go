@@ -106,6 +106,12 @@ func fixture() []record.Record {
 	e.HistoryQueryPatterns = []string{"count", "count", "x-custom"}
 	e.ConversationHistorySize = 4
 
+	// Priced as the recorder prices at record time, with the rates
+	// written out so that the golden files do not move with the table:
+	// gpt-4o-mini 100 × $0.15/M in + 20 × $0.60/M out; gemini-2.0-flash
+	// 40 × $0.10/M + 10 × $0.40/M. The others have no usage.
+	a.Cost = &record.Cost{USD: 0.000027, Table: "litellm-2026-03-03"}
+	c.Cost = &record.Cost{USD: 0.000008, Table: "litellm-2026-03-03"}
 	return []record.Record{a, b, c, d, e}
 }
 

@@ -137,37 +137,44 @@ func (h *histogram) quantile(q float64) float64 {
 	return h.max
 }
 
-// topK finds the keys seen most often in bounded memory with the
-// Space-Saving algorithm (Metwally et al., 2005): it tracks at most cap
-// keys; a new key, once full, replaces the tracked key with the smallest
-// count and inherits that count as its possible overestimate. While no key
-// was ever replaced the counts are exact. Otherwise every count is an upper
-// bound, too high by at most its err, and err <= N/cap for a stream of N.
-type topK struct {
+// topK finds the keys with the largest totals in bounded memory with the
+// Space-Saving algorithm (Metwally et al., 2005), in its weighted form:
+// it tracks at most cap keys; a new key, once full, replaces the tracked
+// key with the smallest total and inherits that total as its possible
+// overestimate. While no key was ever replaced the totals are exact.
+// Otherwise every total is an upper bound, too high by at most its err;
+// since the tracked totals always add up to the whole stream's weight W
+// (a replacement keeps the sum), the smallest, and so every err, is at
+// most W/cap. N is int64 for counts of records (each weighing 1), float64
+// for dollars.
+type topK[N int64 | float64] struct {
 	cap      int
-	heap     []*tkEntry // min-heap on count
-	index    map[string]*tkEntry
+	heap     []*tkEntry[N] // min-heap on total
+	index    map[string]*tkEntry[N]
 	replaced bool
 }
 
-type tkEntry struct {
+type tkEntry[N int64 | float64] struct {
 	key   string
-	count int64
-	err   int64
+	count N
+	err   N
 	pos   int
 }
 
-func newTopK(cap int) *topK { return &topK{cap: cap, index: make(map[string]*tkEntry)} }
+func newTopK[N int64 | float64](cap int) *topK[N] {
+	return &topK[N]{cap: cap, index: make(map[string]*tkEntry[N])}
+}
 
-func (t *topK) add(key string) {
+// add adds w (> 0) to key's total.
+func (t *topK[N]) add(key string, w N) {
 	key = keyOf(key)
 	if e, ok := t.index[key]; ok {
-		e.count++
+		e.count += w
 		t.down(e.pos)
 		return
 	}
 	if len(t.heap) < t.cap {
-		e := &tkEntry{key: key, count: 1, pos: len(t.heap)}
+		e := &tkEntry[N]{key: key, count: w, pos: len(t.heap)}
 		t.heap = append(t.heap, e)
 		t.index[e.key] = e
 		t.up(e.pos)
@@ -178,20 +185,20 @@ func (t *topK) add(key string) {
 	delete(t.index, e.key)
 	e.key = key
 	e.err = e.count
-	e.count++
+	e.count += w
 	t.index[e.key] = e
 	t.down(0)
 }
 
-func (t *topK) less(i, j int) bool { return t.heap[i].count < t.heap[j].count }
+func (t *topK[N]) less(i, j int) bool { return t.heap[i].count < t.heap[j].count }
 
-func (t *topK) swap(i, j int) {
+func (t *topK[N]) swap(i, j int) {
 	t.heap[i], t.heap[j] = t.heap[j], t.heap[i]
 	t.heap[i].pos = i
 	t.heap[j].pos = j
 }
 
-func (t *topK) up(i int) {
+func (t *topK[N]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !t.less(i, p) {
@@ -202,7 +209,7 @@ func (t *topK) up(i int) {
 	}
 }
 
-func (t *topK) down(i int) {
+func (t *topK[N]) down(i int) {
 	n := len(t.heap)
 	for {
 		l := 2*i + 1
@@ -221,17 +228,17 @@ func (t *topK) down(i int) {
 	}
 }
 
-// top returns the k largest, largest first, ties by key.
-func (t *topK) top(k int) []TraceCount {
-	out := make([]TraceCount, 0, len(t.heap))
+// top returns copies of the k largest, largest first, ties by key.
+func (t *topK[N]) top(k int) []tkEntry[N] {
+	out := make([]tkEntry[N], 0, len(t.heap))
 	for _, e := range t.heap {
-		out = append(out, TraceCount{TraceID: e.key, Records: e.count, MaxOvercount: e.err})
+		out = append(out, *e)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Records != out[j].Records {
-			return out[i].Records > out[j].Records
+		if out[i].count != out[j].count {
+			return out[i].count > out[j].count
 		}
-		return out[i].TraceID < out[j].TraceID
+		return out[i].key < out[j].key
 	})
 	if len(out) > k {
 		out = out[:k]
@@ -239,8 +246,8 @@ func (t *topK) top(k int) []TraceCount {
 	return out
 }
 
-// minCount is the smallest tracked count: the bound on any overestimate.
-func (t *topK) minCount() int64 {
+// minCount is the smallest tracked total: the bound on any overestimate.
+func (t *topK[N]) minCount() N {
 	if len(t.heap) == 0 {
 		return 0
 	}

@@ -95,7 +95,6 @@ func (r *Report) provenance() sentence {
 	switch len(p.Inputs) {
 	case 0:
 		s.add(".")
-		return s
 	case 1:
 		in := p.Inputs[0]
 		s.add(" from %s: %s read, %s, %s", in.Name, plural(in.Lines, "line", "lines"), plural(in.Records, "record", "records"), plural(in.BadLines, "bad line", "bad lines"))
@@ -103,10 +102,13 @@ func (r *Report) provenance() sentence {
 			s.add(", a torn last line skipped")
 		}
 		s.add(".")
-		return s
+	default:
+		s.add(" from %s: %s read, %s, %s.", plural(int64(len(p.Inputs)), "input", "inputs"),
+			plural(p.Lines, "line", "lines"), plural(r.Summary.Records, "record", "records"), plural(p.BadLines, "bad line", "bad lines"))
 	}
-	s.add(" from %s: %s read, %s, %s.", plural(int64(len(p.Inputs)), "input", "inputs"),
-		plural(p.Lines, "line", "lines"), plural(r.Summary.Records, "record", "records"), plural(p.BadLines, "bad line", "bad lines"))
+	if c := r.pricing(); c != "" {
+		s.add("%s", c)
+	}
 	return s
 }
 
@@ -184,4 +186,169 @@ func (r *Report) badInputText() string {
 	b := r.BadInput
 	return fmt.Sprintf("Lines that are not records, skipped: %s. Inputs that ended in a torn line (a crash in mid-write; the line was skipped): %s.",
 		num(b.GarbledLines), num(b.TornTails))
+}
+
+// money writes US dollars for people: to the cent from a dollar up
+// ($12.34, $1,234.56), to three significant digits below it ($0.50,
+// $0.0123, $0.000036), and "<$0.000001" for a positive amount below a
+// millionth of a dollar, which no bill shows.
+func money(usd float64) string {
+	switch {
+	case math.IsNaN(usd) || usd < 0:
+		return "–"
+	case usd == 0:
+		return "$0"
+	case usd < 1e-6:
+		return "<$0.000001"
+	}
+	if usd >= 0.995 { // rounds to a dollar or more
+		s := strconv.FormatFloat(usd, 'f', 2, 64)
+		whole, cents, _ := strings.Cut(s, ".")
+		var sb strings.Builder
+		for i, c := range whole {
+			if i > 0 && (len(whole)-i)%3 == 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteRune(c)
+		}
+		return "$" + sb.String() + "." + cents
+	}
+	v := sig3(usd)
+	decimals := max(2, 2-int(math.Floor(math.Log10(v))))
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	for decimals > 2 && strings.HasSuffix(s, "0") {
+		s, decimals = s[:len(s)-1], decimals-1
+	}
+	return "$" + s
+}
+
+// shareText writes part/whole as a percentage with one decimal, as
+// percent does for counts: never 100% for less than all, nor 0.0% for
+// more than nothing.
+func shareText(part, whole float64) string {
+	if whole <= 0 {
+		return "–"
+	}
+	if part >= whole {
+		return "100%"
+	}
+	p := math.Round(part*1000/whole) / 10
+	p = min(p, 99.9)
+	if part > 0 {
+		p = max(p, 0.1)
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+// maxTablesNamed is how many price tables the provenance names.
+const maxTablesNamed = 5
+
+// pricing is the sentence of the provenance that says where the costs
+// come from; "" when no record carries one and none was priced again.
+func (r *Report) pricing() string {
+	p := r.Provenance
+	if p.RepricedWith != "" {
+		s := " Costs: every record priced again for this report with the price table " + p.RepricedWith
+		if p.PricesFrom != "" {
+			s += ", from " + p.PricesFrom
+		}
+		return s + ", whatever cost it carried."
+	}
+	if len(p.PriceTables) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, t := range p.PriceTables {
+		if i == maxTablesNamed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(p.PriceTables)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", t.Name, plural(t.Count, "record", "records")))
+	}
+	table := "the price table "
+	if len(p.PriceTables) > 1 {
+		table = "the price tables "
+	}
+	return " Costs: as the records carry them, from " + table + strings.Join(parts, ", ") + "."
+}
+
+// spendSentence is the summary's sentence on spend.
+func (r *Report) spendSentence() string {
+	s := r.Spend
+	unpriced := s.UnpricedRecords + s.NoUsageRecords
+	switch {
+	case s.PricedRecords == 0:
+		return " No record has a cost."
+	case unpriced == 0:
+		return fmt.Sprintf(" Spend: %s, every record priced.", money(s.USD))
+	}
+	return fmt.Sprintf(" Spend: %s on %s; %s unpriced.", money(s.USD),
+		plural(s.PricedRecords, "priced record", "priced records"), plural(unpriced, "record", "records"))
+}
+
+// spendText is the sentence that opens the Spend section.
+func (r *Report) spendText() string {
+	s := r.Spend
+	if s.PricedRecords == 0 {
+		return fmt.Sprintf("No record has a cost: %s without usage, %s with usage but a model the price table does not know.",
+			num(s.NoUsageRecords), num(s.UnpricedRecords))
+	}
+	return fmt.Sprintf("%s on %s of %s. Each record is priced on its last attempt's usage: for a call that needed retries, what the earlier attempts cost, if anything, is not in its record. A record can both need retries and end in error.",
+		money(s.USD), num(s.PricedRecords), plural(r.Summary.Records, "record", "records"))
+}
+
+// spendRow is one line of the table of spend shares.
+type spendRow struct {
+	Label           string
+	Records, Priced int64
+	USD             float64
+	Share           string
+}
+
+// spendRows are the rows of the spend shares table: the whole, and the
+// records that failed or needed retries.
+func (r *Report) spendRows() []spendRow {
+	s := r.Spend
+	row := func(label string, records int64, sh SpendShare) spendRow {
+		return spendRow{label, records, sh.PricedRecords, sh.USD, shareText(sh.USD, s.USD)}
+	}
+	return []spendRow{
+		{"all records", r.Summary.Records, s.PricedRecords, s.USD, shareText(s.USD, s.USD)},
+		row("ended in error (canceled included)", s.Failed.Records, s.Failed),
+		row("needed retries (attempts > 1)", s.Retried.Records, s.Retried),
+	}
+}
+
+// traceSpendText is the sentence over the most expensive traces.
+func (r *Report) traceSpendText() string {
+	t := r.Spend.Traces
+	s := fmt.Sprintf("Records with a trace cost %s (%s of the spend, %s).",
+		money(t.USD), shareText(t.USD, r.Spend.USD), plural(t.PricedRecords, "priced record", "priced records"))
+	if t.Exact {
+		return s + " Spend per trace is exact."
+	}
+	return s + fmt.Sprintf(" More traces than the counter holds: each trace's spend is an upper bound, too high by at most the overcount shown (%s at most).", money(t.MaxOvercountUSD))
+}
+
+// cacheText is the sentence on the input served from the prompt cache.
+func (r *Report) cacheText() string {
+	c := r.Spend.Cache
+	if c.InputTokens == 0 {
+		return "No record reports input tokens."
+	}
+	s := fmt.Sprintf("Input served from the prompt cache: %s of %s (%s).",
+		num(c.CachedTokens), plural(c.InputTokens, "input token", "input tokens"), percent(c.CachedTokens, c.InputTokens))
+	if c.CacheWriteTokens > 0 {
+		s += fmt.Sprintf(" Written to the cache: %s.", plural(c.CacheWriteTokens, "token", "tokens"))
+	}
+	return s
+}
+
+// unpricedRows are the reasons a record has no cost.
+func (r *Report) unpricedRows() []row {
+	s := r.Spend
+	return []row{
+		{Label: "usage, but a model the price table does not know", Count: s.UnpricedRecords, Share: percent(s.UnpricedRecords, r.Summary.Records)},
+		{Label: "no usage (most are failed calls)", Count: s.NoUsageRecords, Share: percent(s.NoUsageRecords, r.Summary.Records)},
+	}
 }
