@@ -238,7 +238,7 @@ func (c *choiceSet) messageFields(m []byte) {
 func (c *choiceSet) delta(ch []byte) {
 	index := int64(0)
 	var d, reason, text []byte
-	record.EachMember(ch, func(k, v []byte) bool {
+	record.EachValidMember(ch, func(k, v []byte) bool {
 		switch string(k) {
 		case "index":
 			index = smallInt(v)
@@ -263,7 +263,7 @@ func (c *choiceSet) delta(ch []byte) {
 	if len(d) == 0 || d[0] != '{' {
 		return
 	}
-	record.EachMember(d, func(k, v []byte) bool {
+	record.EachValidMember(d, func(k, v []byte) bool {
 		switch string(k) {
 		case "content":
 			c.text = appendJSONText(c.text, v)

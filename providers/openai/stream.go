@@ -126,7 +126,7 @@ func (s *stream) event(f *eventFields, data []byte) {
 	}
 	if len(f.choices) > 0 {
 		s.chunks = true
-		record.EachElement(f.choices, func(ch []byte) bool {
+		record.EachValidElement(f.choices, func(ch []byte) bool {
 			s.choices.delta(ch)
 			return true
 		})
