@@ -63,9 +63,12 @@ func TestHTMLInChromium(t *testing.T) {
 	charts := svgCharts(dom)
 	// Latency: the legend's 3 squares and p50, p90, p99 per method (3
 	// methods); patterns: one bar per tag (6 generated, x-custom); errors:
-	// one bar per type (4 generated, invalid_request and rate_limit among them).
-	assert.Equal(t, map[string]int{"chart-latency": 3 + 3*3, "chart-patterns": 7, "chart-errors": 4}, charts)
-	for _, id := range []string{"chart-latency", "chart-patterns", "chart-errors"} {
+	// one bar per type (4 generated, invalid_request and rate_limit among
+	// them); spend: the generated records span 09:00 to 09:08 and the
+	// fixture's 10:00, one hour in 2-minute buckets, of which 5 and 1 have
+	// a cost.
+	assert.Equal(t, map[string]int{"chart-latency": 3 + 3*3, "chart-patterns": 7, "chart-errors": 4, "chart-spend": 5 + 1}, charts)
+	for _, id := range []string{"chart-latency", "chart-patterns", "chart-errors", "chart-spend"} {
 		assert.Contains(t, dom, `<svg id="`+id+`"`)
 	}
 
@@ -81,8 +84,10 @@ func TestHTMLInChromium(t *testing.T) {
 // timestamp is broken across lines, every quantile of the latency chart
 // is labelled without labels running into each other or off the chart,
 // and a p50 a hundred times smaller than its p99 is still a bar one can
-// see. The page forbids scripts; the measuring script is added to a copy
-// made for this test only.
+// see; the spend chart draws a column per second with a cost, and its
+// dollar scale and times neither run into each other nor off the chart,
+// even with a scale as wide as "$1,250.00". The page forbids scripts; the
+// measuring script is added to a copy made for this test only.
 func TestHTMLLayoutInChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -95,6 +100,11 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 		r.DurationMS = 100
 		if i >= 98 {
 			r.DurationMS = 10_000
+		}
+		// A cost every second of the minute, one of them far above the rest.
+		r.Cost = &record.Cost{USD: 0.001 * float64(i%7+1), Table: "t"}
+		if i == 50 {
+			r.Cost.USD = 1234.5
 		}
 		recs = append(recs, r)
 	}
@@ -126,6 +136,9 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 		Labels                       []string
 		Overlaps, Outside            []string
 		P50, P99                     float64
+		SpendBars                    int
+		SpendLabels                  []string
+		SpendOverlaps, SpendOutside  []string
 	}
 	require.NoError(t, json.Unmarshal([]byte(htmlUnescape(string(m[1]))), &got), string(m[1]))
 	assert.GreaterOrEqual(t, got.Timestamps, 5, "the provenance, summary and span timestamps")
@@ -136,6 +149,12 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 	assert.Empty(t, got.Overlaps, "labels running into each other")
 	assert.Empty(t, got.Outside, "labels cut off by the chart's edge")
 	assert.Greater(t, got.P50, got.P99/4, "p50 (%v px) visible next to p99 (%v px)", got.P50, got.P99)
+
+	// 10:00:00 to 10:00:59 in one-second buckets, every one with a cost.
+	assert.Equal(t, 60, got.SpendBars, "a column per second with a cost")
+	assert.Subset(t, got.SpendLabels, []string{"$0", "$500.00", "$1,000.00", "$1,500.00", "10:00:00"}, "the scale and the times")
+	assert.Empty(t, got.SpendOverlaps, "spend chart labels running into each other")
+	assert.Empty(t, got.SpendOutside, "spend chart labels or columns cut off by the chart's edge")
 }
 
 func htmlUnescape(s string) string {
@@ -167,6 +186,26 @@ const measureScript = `<pre id="layout"></pre><script>
     if (g.querySelector('title').textContent !== 'anthropic.messages.create') return;
     out.P50 = g.querySelector('rect.p50').getBBox().width;
     out.P99 = g.querySelector('rect.p99').getBBox().width;
+  });
+  var spend = document.getElementById('chart-spend');
+  var sw = spend.viewBox.baseVal.width, sh = spend.viewBox.baseVal.height;
+  out.SpendBars = 0; out.SpendLabels = []; out.SpendOverlaps = []; out.SpendOutside = [];
+  var inside = function (b) { return b.x >= 0 && b.y >= 0 && b.x + b.width <= sw && b.y + b.height <= sh; };
+  var sboxes = [];
+  spend.querySelectorAll('text').forEach(function (e) {
+    var b = e.getBBox();
+    out.SpendLabels.push(e.textContent);
+    if (!inside(b)) out.SpendOutside.push(e.textContent);
+    sboxes.push({t: e.textContent, b: b});
+  });
+  for (var i = 0; i < sboxes.length; i++) for (var j = i + 1; j < sboxes.length; j++) {
+    var a = sboxes[i].b, c = sboxes[j].b;
+    if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height)
+      out.SpendOverlaps.push(sboxes[i].t + ' / ' + sboxes[j].t);
+  }
+  spend.querySelectorAll('rect.bar').forEach(function (r) {
+    out.SpendBars++;
+    if (!inside(r.getBBox())) out.SpendOutside.push('column ' + r.querySelector('title').textContent);
   });
   document.getElementById('layout').textContent = JSON.stringify(out);
 })();

@@ -2,8 +2,9 @@
 // architecture review of how an application uses its LLM history: how
 // often generated code reads the conversation history and with which
 // query patterns, whether every call was appended and carried the history
-// guidance, error, retry, latency and token figures per method, model and
-// provider, and the evidence-review checklist with a verdict per item.
+// guidance, error, retry, latency, token and spend figures per method,
+// model and provider, and the evidence-review checklist with a verdict per
+// item.
 //
 // # Building
 //
@@ -43,6 +44,18 @@
 //     past it each count is an upper bound, too high by at most its
 //     max_overcount, itself at most (records with a trace)/TraceCapacity;
 //     every trace with more records than that bound is among those tracked.
+//   - Most expensive traces: the same, weighted by each record's cost, over
+//     another TraceCapacity counters: exact while no more traces with a
+//     cost than that, otherwise each trace's spend is an upper bound, too
+//     high by at most its max_overcount_usd, itself at most (the spend of
+//     the records with a trace)/TraceCapacity.
+//   - Spend over time: at most 512 buckets, whose width is taken from a
+//     ladder (1 ms, 2 ms, 10 ms, … 1 min, 2 min, 10 min, … 1 h, … 1 day, …)
+//     in which each width divides the next, so that buckets merge exactly
+//     as the span grows, whatever the order of the records. The report
+//     shows them merged to the narrowest width with at most 60 buckets.
+//   - Spend by model and speaker, unpriced models, price tables: the first
+//     MaxKeys names each, the rest under "(other)".
 //   - Duplicate call ids: an exact set of 64-bit hashes of the first
 //     MaxCallIDs (1,048,576) distinct ids, about 40 MiB when full. A false
 //     duplicate needs a hash collision: about one chance in 3·10⁷ at a
@@ -53,6 +66,25 @@
 //     scans per tag).
 //   - Garbled lines and torn sources: all counted, the first MaxBadLines
 //     (10) kept.
+//
+// # Spend
+//
+// What the records cost, from the cost each carries ([record.Cost], set
+// by the recorder at record time from its price table) or, with
+// [Options.Prices], from that one table for every record. A record
+// without a cost is unpriced, never a cost of zero: it adds to no sum and
+// is counted by reason, usage with a model the table does not know or no
+// usage at all ([cost.Summary] does the counting). The provenance names
+// the price tables. The spend of the records that ended in error, and of
+// those whose call took more than one attempt, are given with their
+// share; a record is priced on its last attempt's usage, so what an
+// earlier attempt cost, if anything, is in no record. The share of input
+// served from the prompt cache is cached_tokens over input_tokens (which
+// includes them), summed over the records with usage. A cost that is
+// negative or above $1,000,000 for one call is not a price: the record is
+// counted as unpriced and as an invalid cost. Dollars are written for
+// people as $12.34 from a dollar up and to three significant digits below
+// ($0.0123), and in the JSON as numbers rounded to 12 significant digits.
 //
 // # Checklist
 //
@@ -81,7 +113,9 @@
 //	version                      1
 //	provenance                   generated_at (RFC 3339 UTC), tool (module and Go
 //	                             versions), inputs[] (name, lines, records,
-//	                             bad_lines, torn), lines, bad_lines
+//	                             bad_lines, torn), lines, bad_lines,
+//	                             price_tables[] (name, count: records priced by it),
+//	                             repriced_with ("" unless Options.Prices), prices_from
 //	summary                      records, calls (sum of attempts, 0 counting as 1),
 //	                             ok_records, error_records (not ok, canceled included),
 //	                             canceled_records, first_timestamp, last_timestamp
@@ -108,7 +142,20 @@
 //	latency[]                    method, records, p50_ms, p90_ms, p99_ms, max_ms,
 //	                             mean_ms (records with a duration_ms only)
 //	tokens[]                     model, records (with usage), input_tokens,
-//	                             output_tokens, total_tokens
+//	                             output_tokens, total_tokens, cached_tokens,
+//	                             cache_write_tokens, cached_share
+//	spend                        usd, priced_records, unpriced_records (usage, no
+//	                             cost), no_usage_records, unpriced_models[] (name,
+//	                             count; the 10 most often), invalid_costs;
+//	                             models[], speakers[] (name, records (priced),
+//	                             usd, share); failed, retried (records,
+//	                             priced_records, usd, share); traces
+//	                             (priced_records, usd, share, tracked, exact,
+//	                             max_overcount_usd, top[] (trace_id, usd, share,
+//	                             max_overcount_usd)); cache (input_tokens,
+//	                             cached_tokens, cache_write_tokens, cached_share);
+//	                             over_time (bucket_seconds, buckets[] (start,
+//	                             records, usd)). Dollars in USD, shares of usd
 //	depth[]                      name "0".."9", "10+", "unknown"; count
 //	traces                       with_trace, without_trace, tracked, exact,
 //	                             max_overcount, top[] (trace_id, records,
@@ -128,8 +175,10 @@
 // resource: inline CSS, and inline SVG charts with ids chart-latency
 // (p50, p90, p99 bars per method on a logarithmic scale with a labelled
 // decade grid, so a p50 stays visible beside a p99 a hundred times longer,
-// and each bar labelled with its quantile and value), chart-patterns and
-// chart-errors. Timestamps never break across lines. Record
+// and each bar labelled with its quantile and value), chart-patterns,
+// chart-errors and chart-spend (a column per time bucket with a cost, on a
+// dollar scale with a labelled grid, and the times of bucket starts
+// below, as many as fit apart). Timestamps never break across lines. Record
 // contents are untrusted: html/template escapes all of them, and the
 // page's Content-Security-Policy allows no script at all.
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -78,6 +79,8 @@ func genRecord(rng *rand.Rand, i int) record.Record {
 			r.Attempts = 2 + rng.IntN(4)
 		}
 	}
+	// The recorder prices every record it can at record time.
+	cost.Default().Apply(&r)
 	return r
 }
 

@@ -385,7 +385,9 @@ func spendChart(ot SpendOverTime) chart {
 			continue
 		}
 		start, _ := record.ParseTime(ot.Buckets[i].Start)
-		c.Ticks = append(c.Ticks, chartText{X: x, Y: bottom + 16, Text: start.UTC().Format(layout)})
+		// Low enough to clear the "$0" of the scale, which ends where
+		// the first label begins.
+		c.Ticks = append(c.Ticks, chartText{X: x, Y: bottom + 21, Text: start.UTC().Format(layout)})
 	}
 	c.Height = int(bottom) + spendBelow
 	return c

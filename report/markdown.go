@@ -56,8 +56,12 @@ func (m *mdWriter) table(align string, header []string, rows [][]string) {
 // the marks that mean something inside a cell (emphasis, code, links,
 // HTML, the cell border) backslash-escaped. An underscore inside a word
 // cannot start emphasis, so rate_limit stays as it is.
-func md(s string) string {
-	s = oneLine(s, 200)
+func md(s string) string { return mdLine(s, 200) }
+
+// mdLine is md for a line of up to n runes: the provenance, whose names
+// and price tables may make it longer than a cell.
+func mdLine(s string, n int) string {
+	s = oneLine(s, n)
 	var sb strings.Builder
 	for i, c := range s {
 		switch {
@@ -158,7 +162,7 @@ func (r *Report) summary() sentence {
 
 func (r *Report) markdown(m *mdWriter) {
 	s := r.Summary
-	m.printf("# LLM call history: evidence report\n\n%s\n\n", md(r.provenance().String()))
+	m.printf("# LLM call history: evidence report\n\n%s\n\n", mdLine(r.provenance().String(), 4000))
 	if ins := r.Provenance.Inputs; len(ins) > 1 {
 		var rows [][]string
 		for _, in := range ins {

@@ -371,14 +371,15 @@ func TestHTMLCharts(t *testing.T) {
 	require.NoError(t, rep.WriteHTML(&page))
 	charts := svgCharts(page.String())
 	// Latency: 3 legend squares and 3 bars per method; patterns and errors:
-	// one bar per row.
-	assert.Equal(t, map[string]int{"chart-latency": 3 + 3*2, "chart-patterns": 4, "chart-errors": 2}, charts)
+	// one bar per row; spend: one column per bucket with a cost (c1 at
+	// 10:00:00 and c3 at 10:00:02, in 100 ms buckets).
+	assert.Equal(t, map[string]int{"chart-latency": 3 + 3*2, "chart-patterns": 4, "chart-errors": 2, "chart-spend": 2}, charts)
 }
 
 // svgCharts counts the <rect elements of each chart by its id.
 func svgCharts(page string) map[string]int {
 	out := map[string]int{}
-	for _, id := range []string{"chart-latency", "chart-patterns", "chart-errors"} {
+	for _, id := range []string{"chart-latency", "chart-patterns", "chart-errors", "chart-spend"} {
 		i := strings.Index(page, `id="`+id+`"`)
 		if i < 0 {
 			continue
