@@ -173,6 +173,7 @@ func TestErrorSpan(t *testing.T) {
 		ErrorType:    record.ErrorAuth,
 		ErrorMessage: "invalid x-api-key " + fakeKey,
 		DurationMS:   5,
+		Model:        "claude-x", // the recorder's fallback: the model asked for
 	}
 	r.Outcome.HTTPStatus = 401
 	span := spansOf(t, s, exp, r)[0]
@@ -182,6 +183,7 @@ func TestErrorSpan(t *testing.T) {
 	assert.Equal(t, int64(401), a["http.response.status_code"])
 	assert.Equal(t, int64(10), a["gen_ai.request.max_tokens"])
 	assert.NotContains(t, a, "gen_ai.usage.input_tokens")
+	assert.NotContains(t, a, "gen_ai.response.model", "no response named a model")
 	assert.Equal(t, codes.Error, span.Status.Code)
 	assert.Equal(t, "invalid x-api-key [REDACTED]", span.Status.Description)
 	assert.Equal(t, "chat claude-x", span.Name)

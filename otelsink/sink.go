@@ -181,7 +181,9 @@ func New(opts Options) (*Sink, error) {
 		// resource.Default reads the environment once per process; the
 		// environment is read again here, so that it wins as it should.
 		env, err := resource.New(context.Background(), resource.WithFromEnv())
-		if err != nil {
+		if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+			// A malformed entry of OTEL_RESOURCE_ATTRIBUTES leaves the
+			// others, as the SDK's own default resource does.
 			return nil, fmt.Errorf("otelsink: resource: %w", err)
 		}
 		if res, err = resource.Merge(resource.Default(), env); err != nil {
@@ -209,6 +211,9 @@ func New(opts Options) (*Sink, error) {
 	if mp != nil {
 		inst, err := newInstruments(mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL)))
 		if err != nil {
+			if s.ownMP != nil {
+				_ = s.ownMP.Shutdown(context.Background())
+			}
 			return nil, fmt.Errorf("otelsink: metrics: %w", err)
 		}
 		s.inst = inst

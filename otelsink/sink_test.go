@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
@@ -223,4 +224,19 @@ func newStuckReleased() *stuckExporter {
 	e := newStuck()
 	close(e.release)
 	return e
+}
+
+// A malformed entry of OTEL_RESOURCE_ATTRIBUTES costs that entry, not
+// the sink.
+func TestPartialResource(t *testing.T) {
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team=checkout,broken")
+	exp := tracetest.NewInMemoryExporter()
+	sink, err := otelsink.New(otelsink.Options{SpanExporter: exp})
+	require.NoError(t, err)
+	require.NoError(t, sink.Append(context.Background(), rec("r")))
+	require.NoError(t, sink.Flush())
+	team, ok := exp.GetSpans()[0].Resource.Set().Value("team")
+	assert.True(t, ok)
+	assert.Equal(t, "checkout", team.AsString())
+	require.NoError(t, sink.Close())
 }
