@@ -352,3 +352,9 @@ func (r *Report) unpricedRows() []row {
 		{Label: "no usage (most are failed calls)", Count: s.NoUsageRecords, Share: percent(s.NoUsageRecords, r.Summary.Records)},
 	}
 }
+
+// FormatUSD writes US dollars as the report does, for people: to the cent
+// from a dollar up ($12.34, $1,234.56), to three significant digits below
+// ($0.50, $0.0123, $0.000036), and "<$0.000001" for a positive amount too
+// small for any bill.
+func FormatUSD(usd float64) string { return money(usd) }

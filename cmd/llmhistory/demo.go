@@ -696,7 +696,7 @@ func (d *demo) finish() error {
 	d.summary(fmt.Sprintf("  checklist %d of %d met · %s folded · history read in %s · %s in error",
 		met, len(rep.Checklist), plural(rep.Retries.RetriedRecords, "retried call", "retried calls"),
 		plural(rep.History.Access, "record", "records"), plural(s.ErrorRecords, "call", "calls")))
-	d.summary("  calls by provider: " + providersLine(rep.Providers))
+	d.summary("  calls by provider: " + providersLine(rep.Providers) + " · " + spendText(rep))
 	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
 	return nil
 }
@@ -742,6 +742,21 @@ func providersLine(ps []report.Provider) string {
 		parts = append(parts, fmt.Sprintf("%s %d", p.Name, p.Records))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// spendText says what the calls cost and how many were not priced, short
+// enough to share the providers' line on a 100-column terminal: "spend
+// $0.000601 (2 calls unpriced)". The report says why, by model.
+func spendText(rep *report.Report) string {
+	s := rep.Spend
+	text := "no call priced"
+	if s.PricedRecords > 0 {
+		text = "spend " + report.FormatUSD(s.USD)
+	}
+	if n := s.UnpricedRecords + s.NoUsageRecords; n > 0 && s.PricedRecords > 0 {
+		text += " (" + plural(n, "call", "calls") + " unpriced)"
+	}
+	return text
 }
 
 func plural(n int64, one, many string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -119,6 +120,30 @@ func TestDemoOffline(t *testing.T) {
 	for _, id := range []string{"append_success", "guidance_presence", "access_detected", "no_duplicates", "retries_collapsed"} {
 		assert.Equal(t, report.Met, verdicts[id], id)
 	}
+
+	// The recorder priced every call it could; the report adds them up and
+	// says which were not priced, and why: the failed call has no usage,
+	// and the embedded table does not know the SDK's newest Claude. The
+	// closing summary gives the spend and how many calls it leaves out.
+	var spent float64
+	var priced, unknown int64
+	for _, r := range recs {
+		switch {
+		case r.Cost != nil:
+			spent += r.Cost.USD
+			priced++
+		case r.Usage != nil:
+			unknown++
+		}
+	}
+	// Every OpenAI and Gemini call that returned usage (all but the 404).
+	assert.GreaterOrEqual(t, priced, int64(7))
+	assert.InDelta(t, spent, rep.Spend.USD, 1e-12)
+	assert.Equal(t, priced, rep.Spend.PricedRecords)
+	assert.Equal(t, unknown, rep.Spend.UnpricedRecords)
+	assert.Equal(t, int64(1), rep.Spend.NoUsageRecords, "the 404")
+	assert.Contains(t, stderr, fmt.Sprintf("\n  calls by provider: openai 6, gemini 2, anthropic 1 · spend %s (%s unpriced)\n",
+		report.FormatUSD(spent), plural(9-priced, "call", "calls")))
 }
 
 // TestDemoRealProviders runs the path taken when keys are set, against

@@ -23,6 +23,7 @@ func TestHelpCommand(t *testing.T) {
 	assert.Empty(t, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "usage: llmhistory report [flags] [FILE...]"), stdout)
 	assert.Contains(t, stdout, "-min-evidence")
+	assert.Contains(t, stdout, "-prices FILE")
 
 	code, stdout, _ = runCmd(t, "", "help")
 	assert.Equal(t, exitOK, code)

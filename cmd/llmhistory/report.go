@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/report"
 )
 
@@ -21,8 +25,24 @@ const reportAbout = `Report reads the history records of each FILE (JSON Lines, 
 sink writes them; - or none: standard input) and writes the evidence report:
 the evidence-review checklist with a verdict per item, the history
 telemetry rates, query pattern tags with examples, calls, errors, retries,
-latency, tokens, depth, the largest traces and any bad input. Memory stays
-bounded whatever the size of the input.
+latency, tokens, spend, depth, the largest traces and any bad input.
+Memory stays bounded whatever the size of the input.
+
+Spend is the sum of the costs the records carry, which the recorder sets
+from its price table when each call is made; the report names the tables.
+With -prices FILE, every record is priced again for this report with the
+module's own table (cost.Default) plus the prices in FILE, whatever cost
+it carries, so that every figure comes from one table: a record whose
+model neither knows, or that has no usage, is unpriced, even if it
+carried a cost. FILE is a price file as cost.LoadJSON reads it,
+rates in US dollars per million tokens:
+
+  {"version": 1, "table": "acme-2026-11", "models": {
+    "my-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0, "cache_read_per_mtok": 0.1}}}
+
+A price file that cannot be read, or that is not one (an unknown field, a
+rate missing or negative), stops the run (exit 1) before any history is
+read, with the file's name and what is wrong.
 
 Every FILE is opened, and the -o file created, before any is read: one
 that cannot be opened stops the run (exit 1) with nothing written. A line
@@ -49,6 +69,7 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
 	top := fs.Int("top", 10, "list the `N` largest traces")
 	minEvidence := fs.Int("min-evidence", 100, "records with program_source that make the evidence stream sufficient (`N`)")
+	pricesPath := fs.String("prices", "", "price every record again with the module's price table plus the prices in `FILE` (see above), instead of the costs the records carry")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -77,6 +98,16 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 
+	var prices *cost.Table
+	if *pricesPath != "" {
+		// Read first: a wrong price file fails at once, before a long read.
+		var err error
+		if prices, err = loadPrices(*pricesPath); err != nil {
+			fmt.Fprintln(io.err, "llmhistory report:", err)
+			return exitFailure
+		}
+	}
+
 	sources, size, closeAll, err := openSources(fs.Args(), io.in)
 	defer closeAll()
 	if err != nil {
@@ -99,6 +130,8 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 	opts := report.Options{
 		TopTraces:   *top,
 		MinEvidence: *minEvidence,
+		Prices:      prices,
+		PricesFrom:  *pricesPath,
 		Progress:    prog.update,
 		OnBadLine: func(source string, line int, err error) {
 			if warned == maxWarnings {
@@ -150,6 +183,46 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	return status
+}
+
+// loadPrices reads a price file into the module's table: cost.Default()
+// with the file's prices added and replacing its own. Its errors name the
+// file and say what is wrong, with the line for a JSON error.
+func loadPrices(path string) (*cost.Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a price file", path)
+	}
+	// LoadJSON reads at most 8 MiB and says so; one byte more is read
+	// here so that it can.
+	data, err := io.ReadAll(io.LimitReader(f, 8<<20+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, bare(err))
+	}
+	t, err := cost.Default().LoadJSON(bytes.NewReader(data))
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "cost: ")
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntax):
+			msg += fmt.Sprintf(" (line %d)", lineOf(data, syntax.Offset))
+		case errors.As(err, &typ):
+			msg += fmt.Sprintf(" (line %d)", lineOf(data, typ.Offset))
+		}
+		return nil, fmt.Errorf("%s: %s", path, msg)
+	}
+	return t, nil
+}
+
+// lineOf is the line, counted from 1, of the byte at offset in data.
+func lineOf(data []byte, offset int64) int {
+	offset = min(max(offset, 0), int64(len(data)))
+	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
 // pluralWord is one when n is 1, else many.
