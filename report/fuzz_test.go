@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
 )
@@ -21,9 +22,14 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte("not json\n{}\n[]\nnull\n{\"call_id\":7}\n"))
 	f.Add([]byte(`{"call_id":"c","timestamp":"x","speaker":"<b>","method_name":"|` + "\x00" + `","args":[],"kwargs":{},"outcome_summary":{"status":"error","ok":false},"depth":-3,"duration_ms":1e308,"attempts":-2,"history_query_patterns":["filter","filter",""],"program_source":"conversation_history.each {","usage":{"input_tokens":-1}}`))
 	f.Add([]byte(`{"call_id":"c","timest`))
+	f.Add([]byte(`{"call_id":"c","timestamp":"0001-01-01T00:00:00Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"model":"gpt-4o","usage":{"input_tokens":5,"output_tokens":1},"cost":{"usd":1e308,"table":""},"trace_id":"t","history_query_patterns":[]}` + "\n" +
+		`{"call_id":"d","timestamp":"9999-12-31T23:59:59Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"usage":{"input_tokens":5,"cached_tokens":9},"cost":{"usd":-1,"table":"x"},"history_query_patterns":[]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := report.Build(context.Background(), report.Options{TraceCapacity: 2, MaxKeys: 2, MaxCallIDs: 2, MaxLatencyMethods: 1},
-			report.Source{Name: "fuzz", R: bytes.NewReader(data)})
+		opts := report.Options{TraceCapacity: 2, MaxKeys: 2, MaxCallIDs: 2, MaxLatencyMethods: 1}
+		if len(data)%2 == 1 {
+			opts.Prices = cost.Default() // every record priced again, half the time
+		}
+		r, err := report.Build(context.Background(), opts, report.Source{Name: "fuzz", R: bytes.NewReader(data)})
 		if err != nil {
 			t.Fatal(err)
 		}

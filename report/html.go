@@ -556,6 +556,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 
 <h2>Spend</h2>
+{{- if not .R.Summary.Records}}
+<p class="note">No records.</p>
+{{- else}}
 <p class="note">{{.SpendText}}</p>
 {{template "chart" .Spend}}
 {{- with .R.Spend}}
@@ -610,6 +613,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 {{- else}}
 <p class="note">Every record was priced.</p>
+{{- end}}
 {{- end}}
 {{- end}}
 

@@ -343,6 +343,10 @@ func (r *Report) markdown(m *mdWriter) {
 
 func (r *Report) markdownSpend(m *mdWriter) {
 	s := r.Spend
+	if r.Summary.Records == 0 {
+		m.printf("## Spend\n\nNo records.\n\n")
+		return
+	}
 	m.printf("## Spend\n\n%s\n\n", r.spendText())
 	var rows [][]string
 	if s.PricedRecords > 0 {

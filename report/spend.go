@@ -250,14 +250,14 @@ func (b *Builder) spendReport() Spend {
 // width whose buckets hold the new span, exactly. At most
 // maxTimelineBuckets are held; the report shows them merged to at most
 // maxChartBuckets. The widest width holds any span RFC 3339 can write
-// (10,000 years) in about 100 buckets.
+// (10,000 years) in about 10 buckets.
 var bucketWidths = [...]int64{ // milliseconds
 	1, 2, 10, 20, 100, 200, // ms
 	1_000, 2_000, 10_000, 20_000, // s
 	60_000, 120_000, 600_000, 1_200_000, // min
 	3_600_000, 7_200_000, 21_600_000, 43_200_000, // h
 	86_400_000, 172_800_000, 864_000_000, 2_592_000_000, 7_776_000_000, // 1, 2, 10, 30, 90 days
-	31_104_000_000, 311_040_000_000, 3_110_400_000_000, // 360, 3,600, 36,000 days
+	31_104_000_000, 311_040_000_000, 3_110_400_000_000, 31_104_000_000_000, // 360 days to 360,000
 }
 
 const (
