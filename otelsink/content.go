@@ -91,8 +91,10 @@ func contentAttributes(r *record.Record, max int, dst []attribute.KeyValue) []at
 		out := []outputMessage{{Role: "assistant", Parts: []part{textPart(r.Output)}, FinishReason: finish}}
 		b, _ := json.Marshal(out)
 		if len(b) > max {
-			out[0].Parts[0] = textPart(cutText(r.Output, max-len(b)+len(r.Output)))
-			b, _ = json.Marshal(out)
+			cutParts(out[0].Parts, len(b)-max)
+			if b, _ = json.Marshal(out); len(b) > max {
+				b = nil // not even an empty text fits: left out
+			}
 			cut = append(cut, string(semconv.GenAIOutputMessagesKey))
 		}
 		dst = appendContent(dst, semconv.GenAIOutputMessagesKey, string(b))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -149,4 +150,38 @@ func TestContentBounded(t *testing.T) {
 	// Content that fits is not marked.
 	short := record.Record{Args: json.RawMessage(`["hi"]`)}
 	assert.NotContains(t, attrMap(contentAttributes(&short, max, nil)), "llmhistory.content_truncated")
+}
+
+// Any args, output and kwargs: no panic, every content attribute valid
+// JSON of at most max bytes, and never a key-shaped string.
+func FuzzContent(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","content":"hi"}]`), "out", []byte(`{"model":"m","temperature":0.2}`), 200)
+	f.Add([]byte(`[{"system":true,"role":"system","content":[{"type":"text","text":"x"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]`), "", []byte(`{}`), 64)
+	f.Add([]byte(`[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"},"s",[1],null]`), "é", []byte(`[`), 10)
+	f.Fuzz(func(t *testing.T, args []byte, output string, kwargs []byte, max int) {
+		if max < 0 || max > 1<<16 {
+			return
+		}
+		readKwargs(kwargs)
+		r := record.Record{Args: args, Output: output + " " + fakeKey, ProgramSource: output}
+		for _, kv := range contentAttributes(&r, max, nil) {
+			v := kv.Value
+			if v.Type() != attribute.STRING {
+				continue
+			}
+			s := v.AsString()
+			if strings.Contains(s, fakeKey) {
+				t.Fatalf("%s holds the key: %s", kv.Key, s)
+			}
+			if kv.Key == AttrProgramSource {
+				continue
+			}
+			if !json.Valid([]byte(s)) {
+				t.Fatalf("%s is not JSON: %q", kv.Key, s)
+			}
+			if len(s) > max {
+				t.Fatalf("%s is %d bytes, over %d", kv.Key, len(s), max)
+			}
+		}
+	})
 }
