@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/llmhistory/llmhistory/internal/otlptest"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -43,32 +40,6 @@ func benchRecord() record.Record {
 		Cost:                  &record.Cost{USD: 0.000123, Table: "litellm-2026-11-20"},
 		HistoryRecordAppended: true, ConversationHistorySize: 3, HistoryQueryPatterns: []string{"slice"},
 	}
-}
-
-// nopCollector is the Collector's OTLP receiver discarding what it takes:
-// a real OTLP peer on loopback whose memory does not grow with b.N.
-func nopCollector(b *testing.B) (grpc, http string) {
-	b.Helper()
-	f := otlpreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
-	grpc, http = freeAddr(b), freeAddr(b)
-	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = grpc
-	cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.NetAddr.Endpoint = http
-	ctx := context.Background()
-	set := receivertest.NewNopSettings(f.Type())
-	tr, err := f.CreateTraces(ctx, set, cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	mr, err := f.CreateMetrics(ctx, set, cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := tr.Start(ctx, componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { tr.Shutdown(ctx); mr.Shutdown(ctx) })
-	return grpc, http
 }
 
 // BenchmarkSinks is the cost of one record in each kind of sink, in one
@@ -99,9 +70,7 @@ func BenchmarkSinks(b *testing.B) {
 	}
 	otlp := func(protocol string) func(b *testing.B) otelsink.Options {
 		return func(b *testing.B) otelsink.Options {
-			c := &collector{}
-			c.grpc, c.http = nopCollector(b)
-			se, me := exporters(b, c, protocol)
+			se, me := exporters(b, otlptest.StartNop(b), protocol)
 			return otelsink.Options{SpanExporter: se, MetricReader: sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(time.Hour)), Content: otelsink.ContentOff}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,13 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -33,124 +27,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/llmhistory/llmhistory/internal/otlptest"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
-
-// collector is the OpenTelemetry Collector's own OTLP receiver, gRPC and
-// HTTP, running in the test and handing what it receives to sinks.
-type collector struct {
-	grpc, http string // host:port
-	traces     *consumertest.TracesSink
-	metrics    *consumertest.MetricsSink
-	logs       *consumertest.LogsSink
-}
-
-// freeAddr returns a loopback address no one listens on now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
-}
-
-// startCollector starts the OTLP receiver with cfg, or the receiver's
-// default configuration when cfg is nil, on free loopback ports.
-func startCollector(t *testing.T, cfg *otlpreceiver.Config) *collector {
-	t.Helper()
-	f := otlpreceiver.NewFactory()
-	if cfg == nil {
-		cfg = f.CreateDefaultConfig().(*otlpreceiver.Config)
-	}
-	c := &collector{
-		grpc: freeAddr(t), http: freeAddr(t),
-		traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink),
-	}
-	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = c.grpc
-	cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.NetAddr.Endpoint = c.http
-	ctx := context.Background()
-	set := receivertest.NewNopSettings(f.Type())
-	tr, err := f.CreateTraces(ctx, set, cfg, c.traces)
-	require.NoError(t, err)
-	mr, err := f.CreateMetrics(ctx, set, cfg, c.metrics)
-	require.NoError(t, err)
-	lr, err := f.CreateLogs(ctx, set, cfg, c.logs)
-	require.NoError(t, err)
-	// The three share one receiver (one per configuration): starting it
-	// once starts both servers, and the later starts are no-ops.
-	host := componenttest.NewNopHost()
-	require.NoError(t, tr.Start(ctx, host))
-	require.NoError(t, mr.Start(ctx, host))
-	require.NoError(t, lr.Start(ctx, host))
-	t.Cleanup(func() {
-		assert.NoError(t, tr.Shutdown(ctx))
-		assert.NoError(t, mr.Shutdown(ctx))
-		assert.NoError(t, lr.Shutdown(ctx))
-	})
-	return c
-}
-
-// waitFor polls cond until it holds, failing the test if it does not
-// within ten seconds. Exports are synchronous with the receiver's
-// consumer, so the wait is normally none; the bound is for a broken run.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector never received %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// spans returns every span the collector received, by llmhistory.call_id.
-func (c *collector) spans(t *testing.T) map[string]ptrace.Span {
-	t.Helper()
-	out := map[string]ptrace.Span{}
-	for _, td := range c.traces.AllTraces() {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				assert.Equal(t, otelsink.ScopeName, ss.Scope().Name())
-				assert.Equal(t, semconv.SchemaURL, ss.SchemaUrl())
-				for _, sp := range ss.Spans().All() {
-					id, ok := sp.Attributes().Get("llmhistory.call_id")
-					require.True(t, ok, "span %s has no call id", sp.Name())
-					_, dup := out[id.Str()]
-					assert.False(t, dup, "call %s exported twice", id.Str())
-					out[id.Str()] = sp
-				}
-			}
-		}
-	}
-	return out
-}
-
-// wire is everything the collector received, as JSON: what a secret
-// must never be found in.
-func (c *collector) wire(t *testing.T) string {
-	t.Helper()
-	var b strings.Builder
-	for _, td := range c.traces.AllTraces() {
-		j, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-		require.NoError(t, err)
-		b.Write(j)
-	}
-	for _, md := range c.metrics.AllMetrics() {
-		j, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
-		require.NoError(t, err)
-		b.Write(j)
-	}
-	for _, ld := range c.logs.AllLogs() {
-		j, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
-		require.NoError(t, err)
-		b.Write(j)
-	}
-	return b.String()
-}
 
 // fakeKey is shaped like an OpenAI key, made at run time so that no
 // key-shaped string is in the source.
@@ -260,20 +141,20 @@ func (a *app) conversation(t *testing.T, ctx context.Context) (root, child, gran
 }
 
 // exporters are the SDK's own OTLP exporters for one protocol.
-func exporters(t testing.TB, c *collector, protocol string) (sdktrace.SpanExporter, sdkmetric.Exporter) {
+func exporters(t testing.TB, c *otlptest.Collector, protocol string) (sdktrace.SpanExporter, sdkmetric.Exporter) {
 	t.Helper()
 	ctx := context.Background()
 	switch protocol {
 	case "grpc":
-		se, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(c.grpc), otlptracegrpc.WithInsecure())
+		se, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(c.GRPC), otlptracegrpc.WithInsecure())
 		require.NoError(t, err)
-		me, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(c.grpc), otlpmetricgrpc.WithInsecure())
+		me, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(c.GRPC), otlpmetricgrpc.WithInsecure())
 		require.NoError(t, err)
 		return se, me
 	default:
-		se, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(c.http), otlptracehttp.WithInsecure())
+		se, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(c.HTTP), otlptracehttp.WithInsecure())
 		require.NoError(t, err)
-		me, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpoint(c.http), otlpmetrichttp.WithInsecure())
+		me, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpoint(c.HTTP), otlpmetrichttp.WithInsecure())
 		require.NoError(t, err)
 		return se, me
 	}
@@ -346,7 +227,7 @@ func TestCollector(t *testing.T) {
 	for _, protocol := range []string{"http", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
 			t.Setenv(otelsink.EnvCaptureContent, "") // content off: the default
-			c := startCollector(t, nil)
+			c := otlptest.Start(t, nil)
 			se, me := exporters(t, c, protocol)
 			sink, err := otelsink.New(otelsink.Options{
 				SpanExporter: se,
@@ -361,8 +242,8 @@ func TestCollector(t *testing.T) {
 			require.Len(t, records, 5)
 			require.NoError(t, a.rec.Close()) // flushes and closes the sink
 
-			waitFor(t, "five spans", func() bool { return c.traces.SpanCount() >= 5 })
-			spans := c.spans(t)
+			otlptest.WaitFor(t, "five spans", func() bool { return c.Traces.SpanCount() >= 5 })
+			spans := c.Spans(t)
 			require.Len(t, spans, 5)
 			st := sink.Stats()
 			assert.Equal(t, otelsink.Stats{Appended: 5, Exported: 5}, st)
@@ -407,16 +288,16 @@ func TestCollector(t *testing.T) {
 			assert.Contains(t, st2.Message(), "[REDACTED]")
 
 			// The resource is the service's.
-			res := c.traces.AllTraces()[0].ResourceSpans().At(0).Resource()
+			res := c.Traces.AllTraces()[0].ResourceSpans().At(0).Resource()
 			name, _ := res.Attributes().Get("service.name")
 			assert.Equal(t, "checkout", name.Str())
 
 			// The metrics: every call's duration, tokens by type, the stream's first chunk.
-			waitFor(t, "the metrics", func() bool { return len(c.metrics.AllMetrics()) > 0 })
+			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
 			checkMetrics(t, c, records)
 
 			// No secret anywhere, and no content by default.
-			wire := c.wire(t)
+			wire := c.Wire(t)
 			assert.NotContains(t, wire, fakeKey)
 			assert.NotContains(t, wire, fakeKey[8:], "a piece of the key")
 			assert.NotContains(t, wire, "Secret plan")
@@ -428,9 +309,9 @@ func TestCollector(t *testing.T) {
 }
 
 // checkMetrics reads the last metrics export (cumulative, so complete).
-func checkMetrics(t *testing.T, c *collector, records []record.Record) {
+func checkMetrics(t *testing.T, c *otlptest.Collector, records []record.Record) {
 	t.Helper()
-	all := c.metrics.AllMetrics()
+	all := c.Metrics.AllMetrics()
 	md := all[len(all)-1]
 	got := map[string]pmetric.Metric{}
 	for _, rm := range md.ResourceMetrics().All() {
@@ -483,7 +364,7 @@ func checkMetrics(t *testing.T, c *collector, records []record.Record) {
 // system instructions and outputs arrive, redacted.
 func TestCollectorContent(t *testing.T) {
 	t.Setenv(otelsink.EnvCaptureContent, "true")
-	c := startCollector(t, nil)
+	c := otlptest.Start(t, nil)
 	se, _ := exporters(t, c, "http")
 	sink, err := otelsink.New(otelsink.Options{SpanExporter: se})
 	require.NoError(t, err)
@@ -491,20 +372,20 @@ func TestCollectorContent(t *testing.T) {
 	id := middleware.NewCallID()
 	a.call(t, middleware.WithTrace(context.Background(), "t"), id, "", false)
 	require.NoError(t, a.rec.Close())
-	waitFor(t, "the span", func() bool { return c.traces.SpanCount() == 1 })
-	attrs := c.spans(t)[id].Attributes().AsRaw()
+	otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
+	attrs := c.Spans(t)[id].Attributes().AsRaw()
 	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},`+
 		`{"role":"user","parts":[{"type":"text","content":"Secret plan `+id+`; my key is [REDACTED]"}]}]`,
 		attrs["gen_ai.input.messages"].(string))
 	assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"Answered."}],"finish_reason":"stop"}]`,
 		attrs["gen_ai.output.messages"].(string))
-	assert.NotContains(t, c.wire(t), fakeKey)
+	assert.NotContains(t, c.Wire(t), fakeKey)
 }
 
 // Records read from a file may come from anywhere: the sink redacts the
 // error message and the content again, whatever the record says.
 func TestCollectorRedactsForeignRecords(t *testing.T) {
-	c := startCollector(t, nil)
+	c := otlptest.Start(t, nil)
 	se, _ := exporters(t, c, "grpc")
 	sink, err := otelsink.New(otelsink.Options{SpanExporter: se, Content: otelsink.ContentOn})
 	require.NoError(t, err)
@@ -516,8 +397,8 @@ func TestCollectorRedactsForeignRecords(t *testing.T) {
 	}
 	require.NoError(t, sink.Append(context.Background(), r))
 	require.NoError(t, sink.Close())
-	waitFor(t, "the span", func() bool { return c.traces.SpanCount() == 1 })
-	wire := c.wire(t)
+	otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
+	wire := c.Wire(t)
 	assert.NotContains(t, wire, fakeKey)
 	assert.Contains(t, wire, "[REDACTED]")
 }

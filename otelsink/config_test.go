@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 
+	"github.com/llmhistory/llmhistory/internal/otlptest"
 	"github.com/llmhistory/llmhistory/otelsink"
 )
 
@@ -89,7 +90,7 @@ func TestCollectorConfig(t *testing.T) {
 	// The receiver, as configured there (on loopback ports of the test's
 	// own), takes otelsink's spans over both protocols.
 	rcfg := defined["receivers"][component.MustNewID("otlp")].(*otlpreceiver.Config)
-	c := startCollector(t, rcfg)
+	c := otlptest.Start(t, rcfg)
 	for _, protocol := range []string{"http", "grpc"} {
 		se, _ := exporters(t, c, protocol)
 		sink, err := otelsink.New(otelsink.Options{SpanExporter: se})
@@ -97,7 +98,7 @@ func TestCollectorConfig(t *testing.T) {
 		require.NoError(t, sink.Append(context.Background(), rec("via-"+protocol)))
 		require.NoError(t, sink.Close())
 	}
-	waitFor(t, "both spans", func() bool { return c.traces.SpanCount() == 2 })
-	assert.Contains(t, c.spans(t), "via-http")
-	assert.Contains(t, c.spans(t), "via-grpc")
+	otlptest.WaitFor(t, "both spans", func() bool { return c.Traces.SpanCount() == 2 })
+	assert.Contains(t, c.Spans(t), "via-http")
+	assert.Contains(t, c.Spans(t), "via-grpc")
 }

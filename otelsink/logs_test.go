@@ -12,6 +12,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmhistory/llmhistory/internal/otlptest"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -21,8 +22,8 @@ import (
 // usage as maps), Warn for a failed call, and the trace and span of the
 // caller, end to end over OTLP/HTTP to the Collector's receiver.
 func TestLogsThroughSlogBridge(t *testing.T) {
-	c := startCollector(t, nil)
-	exp, err := otlploghttp.New(context.Background(), otlploghttp.WithEndpoint(c.http), otlploghttp.WithInsecure())
+	c := otlptest.Start(t, nil)
+	exp, err := otlploghttp.New(context.Background(), otlploghttp.WithEndpoint(c.HTTP), otlploghttp.WithInsecure())
 	require.NoError(t, err)
 	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
 	logger := otelslog.NewLogger("llmhistory", otelslog.WithLoggerProvider(lp))
@@ -38,9 +39,9 @@ func TestLogsThroughSlogBridge(t *testing.T) {
 	require.NoError(t, a.rec.Close())
 	require.NoError(t, lp.Shutdown(context.Background()))
 
-	waitFor(t, "two log records", func() bool { return c.logs.LogRecordCount() == 2 })
+	otlptest.WaitFor(t, "two log records", func() bool { return c.Logs.LogRecordCount() == 2 })
 	byCall := map[string]plog.LogRecord{}
-	for _, ld := range c.logs.AllLogs() {
+	for _, ld := range c.Logs.AllLogs() {
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				assert.Equal(t, "llmhistory", sl.Scope().Name())
@@ -79,7 +80,7 @@ func TestLogsThroughSlogBridge(t *testing.T) {
 	msg, _ := bad.Attributes().Get("error_message")
 	assert.Contains(t, msg.Str(), "[REDACTED]")
 
-	wire := c.wire(t)
+	wire := c.Wire(t)
 	assert.NotContains(t, wire, fakeKey)
 	assert.NotContains(t, wire, "Secret plan", "the slog sink logs no transcript")
 }

@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/llmhistory/llmhistory/internal/otlptest"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
@@ -111,7 +112,7 @@ func TestStuckCollectorNeverDelaysCalls(t *testing.T) {
 	// Every record reaches the sink's Append, through the recorder's own
 	// queue for it. (Recorder.Flush would wait for the sink's flush, which
 	// waits for the stuck export.)
-	waitFor(t, "every record at the sink", func() bool { return sink.Stats().Appended == 30 })
+	otlptest.WaitFor(t, "every record at the sink", func() bool { return sink.Stats().Appended == 30 })
 	st := sink.Stats()
 	assert.Equal(t, otelsink.Stats{Appended: 30, Dropped: 27, Queued: 2}, st, "one in the stuck export, two queued, the rest dropped")
 	assert.Equal(t, uint64(0), a.rec.Stats().Dropped, "the recorder's queue for the sink never filled: the sink's Append never waits")
@@ -127,7 +128,7 @@ func TestStuckCollectorNeverDelaysCalls(t *testing.T) {
 // A failing collector is counted, returned by Flush, given to OnError,
 // and costs no call anything.
 func TestFailingCollector(t *testing.T) {
-	dead := freeAddr(t) // nothing listens there
+	dead := otlptest.FreeAddr(t) // nothing listens there
 	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(dead), otlptracehttp.WithInsecure(),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
 	require.NoError(t, err)
@@ -158,10 +159,10 @@ func TestFromEnv(t *testing.T) {
 			cfg := otlpreceiver.NewFactory().CreateDefaultConfig().(*otlpreceiver.Config)
 			cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.IncludeMetadata = true
 			cfg.Protocols.GRPC.GetOrInsertDefault().IncludeMetadata = true
-			c := startCollector(t, cfg)
-			addr := c.http
+			c := otlptest.Start(t, cfg)
+			addr := c.HTTP
 			if protocol == "grpc" {
-				addr = c.grpc
+				addr = c.GRPC
 			}
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
@@ -174,11 +175,11 @@ func TestFromEnv(t *testing.T) {
 			require.NoError(t, sink.Append(context.Background(), r))
 			require.NoError(t, sink.Close())
 
-			waitFor(t, "the span", func() bool { return c.traces.SpanCount() == 1 })
-			waitFor(t, "the metrics", func() bool { return len(c.metrics.AllMetrics()) > 0 })
-			assert.Contains(t, c.spans(t), "from-env")
-			assert.Equal(t, []string{"checkout"}, client.FromContext(c.traces.Contexts()[0]).Metadata.Get("x-team"))
-			res := c.traces.AllTraces()[0].ResourceSpans().At(0).Resource()
+			otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
+			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
+			assert.Contains(t, c.Spans(t), "from-env")
+			assert.Equal(t, []string{"checkout"}, client.FromContext(c.Traces.Contexts()[0]).Metadata.Get("x-team"))
+			res := c.Traces.AllTraces()[0].ResourceSpans().At(0).Resource()
 			name, _ := res.Attributes().Get("service.name")
 			assert.Equal(t, "exporter-test", name.Str())
 		})
