@@ -19,6 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
 )
@@ -48,7 +49,14 @@ fake never leaves the machine; -provider real needs the three keys.
 OPENAI_MODEL, GEMINI_MODEL and ANTHROPIC_MODEL choose the real models
 (gpt-4o-mini, gemini-2.5-flash and ` + defaultClaude + ` by default), and
 OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and ANTHROPIC_BASE_URL their
-endpoints.`
+endpoints.
+
+When OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+is set, the recorder also exports the conversation over OTLP, as spans and
+GenAI metrics, to that Collector, with the other standard variables
+honoured (as llmhistory export does; service llmhistory-demo unless
+OTEL_SERVICE_NAME names one), and the demo says how many spans went
+where.`
 
 // defaultClaude is the Claude model the demo asks when ANTHROPIC_MODEL
 // does not say: the SDK's current Sonnet.
@@ -142,6 +150,7 @@ type demo struct {
 	made    bool // the demo created path: it may remove it
 	rec     *middleware.Recorder
 	servers []*httptest.Server
+	otel    *otlpSink // the OTLP export, when an endpoint is set
 
 	mu      sync.Mutex
 	pending []record.Record // made, not yet shown
@@ -185,6 +194,10 @@ func (d *demo) setUp(mode string) error {
 			return err
 		}
 	}
+	target, export, err := demoOTLP()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -193,7 +206,7 @@ func (d *demo) setUp(mode string) error {
 		return err
 	}
 	d.file, d.made = file, true
-	d.rec = middleware.NewRecorder(
+	opts := []middleware.Option{
 		middleware.WithSink(file),
 		middleware.WithSink(record.SinkFunc(func(_ context.Context, r record.Record) error {
 			d.mu.Lock()
@@ -205,7 +218,17 @@ func (d *demo) setUp(mode string) error {
 		// Tell the model its history exists, with a preview of the last
 		// three calls of the conversation (see HistoryGuidance).
 		middleware.WithHistoryPreview(3),
-	)
+	}
+	if export {
+		if d.otel, err = target.sink(context.Background(), otlpOptions{fallback: "llmhistory-demo", metrics: true}, otelsink.Options{}); err != nil {
+			return err
+		}
+		// Given as a bare function, so that the recorder's Flush after
+		// each turn does not wait for the Collector: the sink's own
+		// batches export in the background, and finish flushes them.
+		opts = append(opts, middleware.WithSink(record.SinkFunc(d.otel.Append)))
+	}
+	d.rec = middleware.NewRecorder(opts...)
 	// Retry inside the recorder: the attempts of one call fold into one
 	// record with "attempts" counting them.
 	httpClient := middleware.NewClient(nil, d.rec.Middleware(), middleware.Retry(middleware.RetryPolicy{BaseDelay: 50 * time.Millisecond}))
@@ -266,8 +289,49 @@ func (d *demo) setUp(mode string) error {
 	d.an = anthropic.NewClient(anOpts...)
 
 	d.trace = demoTracePrefix + strings.ToLower(middleware.NewCallID()[20:])
-	fmt.Fprintf(d.say, "OpenAI: %s (%s)\nGemini: %s (%s)\nClaude: %s (%s)\nrecords: %s, trace %s\n\n",
+	fmt.Fprintf(d.say, "OpenAI: %s (%s)\nGemini: %s (%s)\nClaude: %s (%s)\nrecords: %s, trace %s\n",
 		where, d.oaModel, gwhere, d.gmModel, awhere, d.anModel, d.path, d.trace)
+	if d.otel != nil {
+		fmt.Fprintf(d.say, "spans: %s\n", d.otel.about)
+	}
+	fmt.Fprintln(d.say)
+	return nil
+}
+
+// demoOTLP says whether the demo exports over OTLP, and where: when the
+// standard variables name an endpoint, and do not turn traces off.
+func demoOTLP() (otlpTarget, bool, error) {
+	if strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")) == "true" || strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")) == "none" {
+		return otlpTarget{}, false, nil
+	}
+	t, err := otlpTargetFrom("", "")
+	return t, err == nil && t.endpoint != "", err
+}
+
+// otelCloseTimeout bounds the demo's wait for the Collector at its end.
+const otelCloseTimeout = 15 * time.Second
+
+// closeOTel exports what the OTLP sink holds and says how it went: the
+// spans exported and where, or an error when the Collector did not take
+// them all.
+func (d *demo) closeOTel() error {
+	if d.otel == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), otelCloseTimeout)
+	defer cancel()
+	closeErr := d.otel.Shutdown(ctx)
+	if msg := d.otel.trouble(closeErr); msg != "" {
+		return fmt.Errorf("exporting spans to %s: %s", d.otel.target, msg)
+	}
+	st := d.otel.Stats()
+	d.summary(fmt.Sprintf("  %s exported to %s.", plural(int64(st.Exported), "span", "spans"), d.otel.about))
+	if closeErr != nil {
+		// The spans went; the metrics, or the exporters' shutdown, did
+		// not (a backend that takes traces only refuses metrics:
+		// OTEL_METRICS_EXPORTER=none sends none).
+		d.summary("  (OTLP: " + closeErr.Error() + ")")
+	}
 	return nil
 }
 
@@ -325,6 +389,12 @@ func isDemoReport(data []byte, history string) bool {
 func (d *demo) tearDown() {
 	if d.rec != nil {
 		d.rec.Close()
+	}
+	if d.otel != nil {
+		// Stopped early: export what is there, for a short while.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		d.otel.Shutdown(ctx)
+		cancel()
 	}
 	for _, s := range d.servers {
 		s.Close()
@@ -697,6 +767,9 @@ func (d *demo) finish() error {
 		met, len(rep.Checklist), plural(rep.Retries.RetriedRecords, "retried call", "retried calls"),
 		plural(rep.History.Access, "record", "records"), plural(s.ErrorRecords, "call", "calls")))
 	d.summary("  calls by provider: " + providersLine(rep.Providers) + " · " + spendText(rep))
+	if err := d.closeOTel(); err != nil {
+		return err
+	}
 	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
 	return nil
 }

@@ -351,21 +351,16 @@ const (
 )
 
 type progress struct {
-	w     io.Writer // nil: not a terminal
-	size  int64
-	shown bool
+	line *statusLine
+	size int64
 }
 
 func newProgress(w io.Writer, size int64) *progress {
-	p := &progress{size: size}
-	if isTerminal(w) {
-		p.w = w
-	}
-	return p
+	return &progress{line: newStatusLine(w), size: size}
 }
 
 func (p *progress) update(pr report.Progress) {
-	if p.w == nil || (p.size <= progressBytes && pr.Elapsed < progressAfter) || pr.Elapsed <= 0 {
+	if !p.line.live || (p.size <= progressBytes && pr.Elapsed < progressAfter) || pr.Elapsed <= 0 {
 		return
 	}
 	rate := float64(pr.Records) / pr.Elapsed.Seconds()
@@ -373,18 +368,12 @@ func (p *progress) update(pr report.Progress) {
 	if p.size > 0 {
 		line += fmt.Sprintf(", %d%%", min(100, pr.Bytes*100/p.size))
 	}
-	fmt.Fprintf(p.w, "\r%s\x1b[K", line)
-	p.shown = true
+	p.line.show(line)
 }
 
 // clear removes the progress line, if any, so that what follows starts on
 // a clean line.
-func (p *progress) clear() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
-		p.shown = false
-	}
-}
+func (p *progress) clear() { p.line.clear() }
 
 // group writes n with thousands separators.
 func group(n int64) string {

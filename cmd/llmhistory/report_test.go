@@ -177,14 +177,14 @@ func TestGroup(t *testing.T) {
 // in place, and is wiped before anything else is written.
 func TestReportProgressLine(t *testing.T) {
 	var term bytes.Buffer
-	p := &progress{size: 100 << 20, w: &term} // w set: as on a terminal
+	p := &progress{size: 100 << 20, line: &statusLine{w: &term, live: true}} // as on a terminal
 	p.update(report.Progress{Records: 1_500_000, Bytes: 50 << 20, Elapsed: 2 * time.Second})
 	assert.Equal(t, "\rllmhistory report: 1,500,000 records, 750,000 records/s, 50%\x1b[K", term.String())
 	p.clear()
 	assert.True(t, strings.HasSuffix(term.String(), "\r\x1b[K"))
 
 	term.Reset()
-	small := &progress{size: 1 << 20, w: &term}
+	small := &progress{size: 1 << 20, line: &statusLine{w: &term, live: true}}
 	small.update(report.Progress{Records: 10, Bytes: 1 << 10, Elapsed: 10 * time.Millisecond})
 	small.clear()
 	assert.Empty(t, term.String(), "a small, quick input shows nothing")

@@ -61,7 +61,7 @@ func runTail(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintln(io.err, "llmhistory tail:", err)
 		return exitUsage
 	}
-	t := &tailer{path: fs.Arg(0), con: newConsole(io.out, color, termWidth(io.out)), warn: io.err, poll: *poll}
+	t := &tailer{cmd: "tail", path: fs.Arg(0), con: newConsole(io.out, color, termWidth(io.out)), warn: io.err, poll: *poll}
 	if t.path == "-" {
 		t.path, t.r = "<stdin>", io.in
 		*follow = false
@@ -79,9 +79,14 @@ func runTail(ctx context.Context, args []string, io stdio) int {
 // too long) listed one by one, as report does; the rest are counted.
 const maxTailWarnings = 20
 
+// tailer reads a JSONL history file, or standard input, line by line:
+// every whole record to a function, every line that is not one reported
+// (bounded), and then, when asked, follows the file as it grows. tail
+// prints what it reads; export sends it.
 type tailer struct {
+	cmd  string // the subcommand, for its messages
 	path string
-	con  *console
+	con  *console // tail's; nil for export
 	warn io.Writer
 	poll time.Duration
 
@@ -112,23 +117,53 @@ func (e errNotHistory) Error() string {
 }
 
 func (t *tailer) run(ctx context.Context, n int, follow bool) error {
-	if t.r == nil {
-		f, err := os.Open(t.path)
-		if err != nil {
-			return err
-		}
-		t.f, t.r = f, f
-		defer func() { t.f.Close() }()
-	}
-	if err := t.printLast(n); err != nil {
+	if err := t.open(); err != nil {
 		return err
 	}
-	if t.records == 0 && t.bad > 0 {
-		return errNotHistory{t.path, t.bad}
+	defer t.close()
+	if err := t.printLast(ctx, n); err != nil {
+		return err
+	}
+	if err := t.history(); err != nil {
+		return err
 	}
 	if !follow {
 		return nil
 	}
+	return t.follow(ctx, t.con.print, nil)
+}
+
+// open opens the file, unless the tailer reads standard input.
+func (t *tailer) open() error {
+	if t.r != nil {
+		return nil
+	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	t.f, t.r = f, f
+	return nil
+}
+
+func (t *tailer) close() {
+	if t.f != nil {
+		t.f.Close()
+	}
+}
+
+// history is errNotHistory when the lines read so far are some and none
+// is a record.
+func (t *tailer) history() error {
+	if t.records == 0 && t.bad > 0 {
+		return errNotHistory{t.path, t.bad}
+	}
+	return nil
+}
+
+// follow looks for new records every t.poll, hands each to emit and calls
+// polled (when not nil) after each look, until ctx ends.
+func (t *tailer) follow(ctx context.Context, emit func(record.Record), polled func()) error {
 	tick := time.NewTicker(t.poll)
 	defer tick.Stop()
 	for {
@@ -140,8 +175,11 @@ func (t *tailer) run(ctx context.Context, n int, follow bool) error {
 		if err := t.check(); err != nil {
 			return err
 		}
-		if err := t.readNew(); err != nil {
+		if err := t.consume(ctx, emit); err != nil {
 			return err
+		}
+		if polled != nil {
+			polled()
 		}
 	}
 }
@@ -167,7 +205,7 @@ func (t *tailer) trouble(kind, format string, args ...any) {
 // summarize says how many lines of each kind were not listed.
 func (t *tailer) summarize() {
 	for kind, n := range t.unlisted {
-		fmt.Fprintf(t.warn, "llmhistory tail: %s: %s more %s\n", t.path, group(int64(n)), kind)
+		fmt.Fprintf(t.warn, "llmhistory %s: %s: %s more %s\n", t.cmd, t.path, group(int64(n)), kind)
 	}
 }
 
@@ -175,10 +213,10 @@ func (t *tailer) summarize() {
 // the last whole line, so following picks up right after. It reads the
 // file once, front to back, keeping only n lines: a history file of
 // millions of records costs one pass, not memory.
-func (t *tailer) printLast(n int) error {
+func (t *tailer) printLast(ctx context.Context, n int) error {
 	ring := make([]record.Record, 0, n)
 	next := 0
-	err := t.consume(func(r record.Record) {
+	err := t.consume(ctx, func(r record.Record) {
 		if n == 0 {
 			return
 		}
@@ -195,12 +233,10 @@ func (t *tailer) printLast(n int) error {
 	return err
 }
 
-// readNew prints the records appended since the last look.
-func (t *tailer) readNew() error { return t.consume(t.con.print) }
-
 // consume reads from t.off to the end of the file, hands every whole,
 // valid record to emit, and keeps a trailing partial line for next time.
-func (t *tailer) consume(emit func(record.Record)) error {
+// When ctx ends it stops before the next line, and returns nil.
+func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
 	if t.f != nil {
 		if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
 			return err
@@ -211,6 +247,9 @@ func (t *tailer) consume(emit func(record.Record)) error {
 		m, err := t.r.Read(buf)
 		chunk := buf[:m]
 		for len(chunk) > 0 {
+			if ctx.Err() != nil {
+				return nil
+			}
 			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
 				t.hold(chunk)

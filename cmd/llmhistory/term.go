@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"time"
 )
 
 // isTerminal reports whether f is a terminal: a file whose terminal
@@ -28,4 +30,53 @@ func termWidth(w io.Writer) int {
 		return n
 	}
 	return ttyWidth(w.(*os.File).Fd())
+}
+
+// statusEvery bounds how often the status line is redrawn.
+const statusEvery = 250 * time.Millisecond
+
+// statusLine is a line of progress on a terminal, redrawn in place; off a
+// terminal it shows nothing. What else is written to the same stream goes
+// through it (or clears it first), so that it starts on a clean line.
+type statusLine struct {
+	w     io.Writer
+	live  bool
+	shown bool
+	last  time.Time
+}
+
+func newStatusLine(w io.Writer) *statusLine {
+	return &statusLine{w: w, live: isTerminal(w)}
+}
+
+func (s *statusLine) Write(p []byte) (int, error) {
+	s.clear()
+	return s.w.Write(p)
+}
+
+// due says whether the line should be drawn now.
+func (s *statusLine) due(force bool) bool {
+	if !s.live {
+		return false
+	}
+	now := time.Now()
+	if !force && now.Sub(s.last) < statusEvery {
+		return false
+	}
+	s.last = now
+	return true
+}
+
+// show draws line in place of the last one.
+func (s *statusLine) show(line string) {
+	fmt.Fprintf(s.w, "\r%s\x1b[K", line)
+	s.shown = true
+}
+
+// clear removes the line, if it is shown.
+func (s *statusLine) clear() {
+	if s.shown {
+		fmt.Fprint(s.w, "\r\x1b[K")
+		s.shown = false
+	}
 }

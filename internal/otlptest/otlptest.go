@@ -71,9 +71,9 @@ func StartNop(t testing.TB) *Collector {
 }
 
 // StartRefusing starts a receiver that refuses everything with a
-// permanent error, as a Collector does with data it will never take:
-// HTTP 400, gRPC InvalidArgument, which exporters do not retry. Its
-// sinks are nil.
+// permanent error whose message is reason, as a Collector's pipeline does
+// with data it will never take: HTTP 500, gRPC Internal, which the SDK's
+// exporters do not retry. Its sinks are nil.
 func StartRefusing(t testing.TB, reason string) *Collector {
 	t.Helper()
 	c := &Collector{}

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/otelsink"
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// noOTLP clears the OTLP variables a developer's shell may hold, so that
+// each test says where spans go.
+func noOTLP(t *testing.T) {
+	t.Helper()
+	for _, v := range []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER",
+		"OTEL_SDK_DISABLED", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", otelsink.EnvCaptureContent,
+	} {
+		t.Setenv(v, "")
+	}
+}
+
+// pointAt sets the standard variables to the collector's endpoint for
+// protocol ("http/protobuf" or "grpc").
+func pointAt(t *testing.T, c *otlptest.Collector, protocol string) {
+	t.Helper()
+	addr := c.HTTP
+	if protocol == "grpc" {
+		addr = c.GRPC
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+}
+
+// demoHistory runs the demo on its fake providers, with no OTLP endpoint
+// set, and returns its history file and records: a real recorder's
+// output, with a nested call, a retry, streams, an error and a redacted
+// key.
+func demoHistory(t *testing.T) (string, []record.Record) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stderr, "spans", "no endpoint, no export: the demo as it always was")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	recs, err := record.ReadJSONL(strings.NewReader(string(data)))
+	require.NoError(t, err)
+	require.Len(t, recs, 9)
+	return path, recs
+}
+
+// spanName is the name the conventions give a record's span.
+func spanName(r record.Record) string {
+	op := "chat"
+	if strings.HasPrefix(r.MethodName, "gemini.") {
+		op = "generate_content"
+	}
+	return op + " " + gjson.GetBytes(r.Kwargs, "model").String()
+}
+
+// checkTree asserts that the collector holds one span per record, named
+// as the conventions say, in one trace whose parent links are the
+// records' parent_call_id.
+func checkTree(t *testing.T, spans map[string]ptrace.Span, recs []record.Record) {
+	t.Helper()
+	require.Len(t, spans, len(recs))
+	traceID := spans[recs[0].CallID].TraceID()
+	nested := 0
+	for _, r := range recs {
+		sp, ok := spans[r.CallID]
+		require.True(t, ok, "no span for call %s", r.CallID)
+		assert.Equal(t, spanName(r), sp.Name())
+		assert.Equal(t, ptrace.SpanKindClient, sp.Kind())
+		assert.Equal(t, traceID, sp.TraceID(), "one conversation, one trace")
+		start, err := record.ParseTime(r.Timestamp)
+		require.NoError(t, err)
+		assert.Equal(t, start, sp.StartTimestamp().AsTime(), "the span starts when the call did")
+		if r.ParentCallID == "" {
+			assert.True(t, sp.ParentSpanID().IsEmpty(), "call %s has no parent", r.CallID)
+			continue
+		}
+		nested++
+		assert.Equal(t, spans[r.ParentCallID].SpanID(), sp.ParentSpanID(), "call %s is under its parent", r.CallID)
+	}
+	assert.Equal(t, 1, nested, "the demo's tool makes one nested call")
+}
+
+// The command's whole path, over OTLP/HTTP and gRPC, to the Collector's
+// own receiver: a history file a real recorder wrote becomes its spans,
+// one per record, in the conversation's tree, with the service the
+// environment names, and no content and no key.
+func TestExport(t *testing.T) {
+	noOTLP(t)
+	path, recs := demoHistory(t)
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			c := otlptest.Start(t, nil)
+			pointAt(t, c, protocol)
+			t.Setenv("OTEL_SERVICE_NAME", "checkout")
+			code, stdout, stderr := runCmd(t, "", "export", path)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Empty(t, stdout, "progress goes to standard error")
+			assert.Contains(t, stderr, "llmhistory export: to http://"+map[bool]string{true: c.GRPC, false: c.HTTP}[protocol == "grpc"]+" ("+protocol+") as service checkout, no content\n")
+			assert.Contains(t, stderr, path+": 9 records sent\n")
+			assert.Contains(t, stderr, "llmhistory export: 9 records from 1 file to ")
+			assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
+
+			otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+			checkTree(t, c.Spans(t), recs)
+			res := c.Traces.AllTraces()[0].ResourceSpans().At(0).Resource()
+			name, _ := res.Attributes().Get("service.name")
+			assert.Equal(t, "checkout", name.Str())
+			assert.Empty(t, c.Metrics.AllMetrics(), "no metrics unless -metrics: a backfill's would count again")
+
+			wire := c.Wire(t)
+			for _, secret := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
+				assert.False(t, strings.Contains(wire, secret), "a key reached the collector")
+			}
+			for _, content := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+				"llmhistory.program_source", "Lisbon", "r[:speaker]"} {
+				assert.False(t, strings.Contains(wire, content), "content is off by default: %q was sent", content)
+			}
+		})
+	}
+}
+
+// -content sends what was said, redacted again: a key pasted into a
+// foreign file's record never reaches the collector. -endpoint and
+// -protocol override the variables; -metrics sends the GenAI metrics.
+func TestExportFlags(t *testing.T) {
+	noOTLP(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t)) // wrong: the flags win
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	key := "sk-proj-" + strings.Repeat("Export7Key", 4)
+	r := testRecord(1, true)
+	r.Args = []byte(`[{"role":"user","content":"my key is ` + key + `"}]`)
+	r.Kwargs = []byte(`{"model":"gpt-4o-mini"}`)
+	r.Output = "Noted: " + key
+	path := filepath.Join(t.TempDir(), "foreign.jsonl")
+	appendFile(t, path, line(r))
+
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			c := otlptest.Start(t, nil)
+			addr := c.HTTP
+			if protocol == "grpc" {
+				addr = c.GRPC
+			}
+			code, _, stderr := runCmd(t, "", "export", "-endpoint", "http://"+addr+"/", "-protocol", protocol,
+				"-content", "-metrics", "-service", "backfill", path)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stderr, "as service backfill, content redacted")
+			otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
+			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
+			attrs := c.Spans(t)[r.CallID].Attributes().AsRaw()
+			assert.Contains(t, attrs["gen_ai.input.messages"], "my key is [REDACTED]")
+			assert.Contains(t, attrs["gen_ai.output.messages"], "Noted: [REDACTED]")
+			assert.False(t, strings.Contains(c.Wire(t), key), "the key reached the collector")
+			assert.False(t, strings.Contains(c.Wire(t), key[8:]), "a piece of the key reached the collector")
+		})
+	}
+}
+
+// Exporting the same file twice sends the same spans: same span and
+// trace IDs, same parents, so a backend keeps each once and a backfill
+// can be run again.
+func TestExportTwiceSameIDs(t *testing.T) {
+	noOTLP(t)
+	path, recs := demoHistory(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "http/protobuf")
+	for range 2 {
+		code, _, stderr := runCmd(t, "", "export", path)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	otlptest.WaitFor(t, "both exports", func() bool { return c.Traces.SpanCount() == 2*len(recs) })
+	seen := map[string]int{}
+	for _, td := range c.Traces.AllTraces() {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					seen[sp.TraceID().String()+"/"+sp.SpanID().String()+"/"+sp.ParentSpanID().String()]++
+				}
+			}
+		}
+	}
+	assert.Len(t, seen, len(recs), "each record's span has the same IDs both times")
+	for id, n := range seen {
+		assert.Equal(t, 2, n, id)
+	}
+}
+
+// A line that is not a record is reported with its file and line and
+// skipped; the records around it are sent. An input of which no line is
+// a record is not a history: said, the others still sent, exit 1. A
+// last line without its newline is a record all the same.
+func TestExportBadLines(t *testing.T) {
+	noOTLP(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "grpc")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	appendFile(t, good, line(testRecord(1, true))+"this is not json\n"+"{}\n"+line(testRecord(2, false))+strings.TrimSuffix(line(testRecord(3, true)), "\n"))
+	code, _, stderr := runCmd(t, "", "export", good)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "good.jsonl:2: invalid JSON at offset 0")
+	assert.Contains(t, stderr, "good.jsonl:3: ")
+	assert.Contains(t, stderr, "good.jsonl: 3 records sent, 2 lines skipped\n")
+	assert.Contains(t, stderr, ": 3 exported, 0 failed, 0 dropped; 2 lines skipped\n")
+	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
+	spans := c.Spans(t)
+	assert.Equal(t, ptrace.StatusCodeError, spans[testRecord(2, false).CallID].Status().Code())
+
+	junk := filepath.Join(dir, "junk.bin")
+	appendFile(t, junk, "random\nbytes\n")
+	other := filepath.Join(dir, "other.jsonl")
+	appendFile(t, other, line(testRecord(4, true)))
+	code, _, stderr = runCmd(t, "", "export", junk, other)
+	assert.Equal(t, exitFailure, code, stderr)
+	assert.Contains(t, stderr, "junk.bin: not a history file: none of its 2 lines is a record")
+	assert.Contains(t, stderr, "other.jsonl: 1 record sent\n")
+	assert.Contains(t, stderr, "llmhistory export: 1 record from 2 files to ")
+	otlptest.WaitFor(t, "the other file's span", func() bool { return c.Traces.SpanCount() == 4 })
+
+	// A file that cannot be opened stops the export before anything is sent.
+	code, _, stderr = runCmd(t, "", "export", other, filepath.Join(dir, "missing.jsonl"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "missing.jsonl: no such file or directory")
+	assert.NotContains(t, stderr, "records sent")
+	assert.Equal(t, 4, c.Traces.SpanCount())
+}
+
+// - reads standard input, beside files.
+func TestExportStdin(t *testing.T) {
+	noOTLP(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "http/protobuf")
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	appendFile(t, path, line(testRecord(1, true)))
+	code, _, stderr := runCmd(t, line(testRecord(2, true))+line(testRecord(3, true)), "export", "-", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "<stdin>: 2 records sent\n")
+	assert.Contains(t, stderr, "h.jsonl: 1 record sent\n")
+	assert.Contains(t, stderr, "3 records from 2 files")
+	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
+	assert.Len(t, c.Spans(t), 3)
+}
+
+// -f follows a file as it grows: what is there, then what is appended
+// (a line finished later, a line that is not a record), each within a
+// poll or so, until the export is interrupted, which ends it cleanly
+// with what was read exported.
+func TestExportFollow(t *testing.T) {
+	noOTLP(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "http/protobuf")
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, true)))
+
+	var errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"export", "-follow", "-poll", "5ms", path}, stdio{in: strings.NewReader(""), out: &errb, err: &errb})
+	}()
+	otlptest.WaitFor(t, "the first two spans", func() bool { return c.Traces.SpanCount() == 2 })
+	half := line(testRecord(3, true))
+	appendFile(t, path, half[:30])
+	appendFile(t, path, half[30:]+"garbage\n"+line(testRecord(4, false)))
+	otlptest.WaitFor(t, "the appended spans", func() bool { return c.Traces.SpanCount() == 4 })
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "h.jsonl:4: invalid JSON") }, 5*time.Second, 5*time.Millisecond, errb.String())
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code, errb.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("export -f did not stop when interrupted")
+	}
+	assert.Contains(t, errb.String(), "h.jsonl: 4 records sent, 1 line skipped\n")
+	assert.Contains(t, errb.String(), ": 4 exported, 0 failed, 0 dropped; 1 line skipped\n")
+	assert.Len(t, c.Spans(t), 4)
+}
+
+// A collector that refuses the spans, or none listening, is a failure
+// with a message that says so, and reading stops: exit 1.
+func TestExportFails(t *testing.T) {
+	noOTLP(t)
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, true)))
+
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run("refused/"+protocol, func(t *testing.T) {
+			c := otlptest.StartRefusing(t, "tenant over quota")
+			pointAt(t, c, protocol)
+			code, _, stderr := runCmd(t, "", "export", path)
+			assert.Equal(t, exitFailure, code, stderr)
+			assert.Contains(t, stderr, ": 0 exported, 2 failed, 0 dropped\n")
+			assert.Contains(t, stderr, "llmhistory export: the collector did not take 2 spans: ")
+			assert.Contains(t, stderr, "tenant over quota")
+			assert.Contains(t, stderr, "run the export again once the collector takes the spans")
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t)) // nothing listens there
+		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")                           // ms: the exporter's retries end soon
+		code, _, stderr := runCmd(t, "", "export", path)
+		assert.Equal(t, exitFailure, code, stderr)
+		assert.Contains(t, stderr, "2 failed")
+		assert.Contains(t, stderr, "the collector did not take 2 spans: ")
+	})
+}
+
+// With no endpoint, export says which variable to set; bad flags are
+// usage errors.
+func TestExportUsage(t *testing.T) {
+	noOTLP(t)
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	appendFile(t, path, line(testRecord(1, true)))
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{path}, nil, "no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT (a Collector on this machine: http://localhost:4318), or give -endpoint"},
+		{[]string{path}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, `OTLP protocol "http/json": want http/protobuf or grpc`},
+		{[]string{path}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_TRACES_EXPORTER": "none"}, "OTEL_TRACES_EXPORTER=none"},
+		{[]string{"-endpoint", "localhost:4318", path}, nil, "-endpoint must be a URL such as http://localhost:4318"},
+		{[]string{"-endpoint", "http://localhost:4318"}, nil, "want at least one FILE"},
+		{[]string{"-endpoint", "http://localhost:4318", "-f", path, path}, nil, "-f follows exactly one FILE"},
+		{[]string{"-endpoint", "http://localhost:4318", "-f", "-"}, nil, "-f follows exactly one FILE"},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		code, _, stderr := runCmd(t, "", append([]string{"export"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+		for k := range tc.env {
+			t.Setenv(k, "")
+		}
+	}
+	code, stdout, _ := runCmd(t, "", "help", "export")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "idempotent")
+	assert.Contains(t, stdout, "OTEL_EXPORTER_OTLP_ENDPOINT")
+}
+
+// With an OTLP endpoint set, the demo exports its conversation as it
+// records it: every record a span in the conversation's tree, the GenAI
+// metrics, no key and no content; and says where they went.
+func TestDemoExports(t *testing.T) {
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			noOTLP(t)
+			c := otlptest.Start(t, nil)
+			pointAt(t, c, protocol)
+			path := filepath.Join(t.TempDir(), "history.jsonl")
+			code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stderr, "spans: http://")
+			assert.Contains(t, stderr, " ("+protocol+") as service llmhistory-demo, no content\n")
+			assert.Regexp(t, `\n  9 spans exported to http://[0-9.:]+ \(`+protocol+`\) as service llmhistory-demo, no content\.\n`, stderr)
+
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			recs, err := record.ReadJSONL(strings.NewReader(string(data)))
+			require.NoError(t, err)
+			otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+			checkTree(t, c.Spans(t), recs)
+			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
+			var calls uint64
+			md := c.Metrics.AllMetrics()[len(c.Metrics.AllMetrics())-1]
+			for _, rm := range md.ResourceMetrics().All() {
+				for _, sm := range rm.ScopeMetrics().All() {
+					for _, m := range sm.Metrics().All() {
+						if m.Name() == "gen_ai.client.operation.duration" {
+							for _, dp := range m.Histogram().DataPoints().All() {
+								calls += dp.Count()
+							}
+						}
+					}
+				}
+			}
+			assert.Equal(t, uint64(9), calls, "every call measured")
+			wire := c.Wire(t)
+			for _, secret := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
+				assert.False(t, strings.Contains(wire, secret), "a key reached the collector")
+			}
+			assert.False(t, strings.Contains(wire, "Lisbon"), "no content by default")
+		})
+	}
+
+	// A Collector that is not there: the conversation and its file are
+	// whole, and the demo says the spans did not go.
+	t.Run("unreachable", func(t *testing.T) {
+		noOTLP(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t))
+		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+		assert.Equal(t, exitFailure, code, stderr)
+		assert.Contains(t, stderr, "9 records in "+path)
+		assert.Contains(t, stderr, "llmhistory demo: exporting spans to http://")
+		assert.Contains(t, stderr, "the collector did not take 9 spans")
+	})
+}
