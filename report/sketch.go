@@ -147,10 +147,16 @@ func (h *histogram) quantile(q float64) float64 {
 // (a replacement keeps the sum), the smallest, and so every err, is at
 // most W/cap. N is int64 for counts of records (each weighing 1), float64
 // for dollars.
+//
+// The heap is only needed to find the smallest total for a replacement,
+// so it is built the first time one is due: until the counter is full
+// (no more keys than cap, the common case) an increment is a map lookup
+// and an addition, with no sifting.
 type topK[N int64 | float64] struct {
 	cap      int
-	heap     []*tkEntry[N] // min-heap on total
+	heap     []*tkEntry[N] // a min-heap on total once heaped
 	index    map[string]*tkEntry[N]
+	heaped   bool
 	replaced bool
 }
 
@@ -170,15 +176,24 @@ func (t *topK[N]) add(key string, w N) {
 	key = keyOf(key)
 	if e, ok := t.index[key]; ok {
 		e.count += w
-		t.down(e.pos)
+		if t.heaped {
+			t.down(e.pos)
+		}
 		return
 	}
 	if len(t.heap) < t.cap {
+		// Never heaped yet: heaped is set only once the counter is full,
+		// and it never shrinks.
 		e := &tkEntry[N]{key: key, count: w, pos: len(t.heap)}
 		t.heap = append(t.heap, e)
 		t.index[e.key] = e
-		t.up(e.pos)
 		return
+	}
+	if !t.heaped {
+		for i := len(t.heap)/2 - 1; i >= 0; i-- {
+			t.down(i)
+		}
+		t.heaped = true
 	}
 	t.replaced = true
 	e := t.heap[0]
@@ -196,17 +211,6 @@ func (t *topK[N]) swap(i, j int) {
 	t.heap[i], t.heap[j] = t.heap[j], t.heap[i]
 	t.heap[i].pos = i
 	t.heap[j].pos = j
-}
-
-func (t *topK[N]) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !t.less(i, p) {
-			return
-		}
-		t.swap(i, p)
-		i = p
-	}
 }
 
 func (t *topK[N]) down(i int) {
@@ -251,7 +255,14 @@ func (t *topK[N]) minCount() N {
 	if len(t.heap) == 0 {
 		return 0
 	}
-	return t.heap[0].count
+	if t.heaped {
+		return t.heap[0].count
+	}
+	m := t.heap[0].count
+	for _, e := range t.heap[1:] {
+		m = min(m, e.count)
+	}
+	return m
 }
 
 // idSet finds repeated call ids exactly (up to 64-bit hash collisions,

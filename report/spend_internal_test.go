@@ -102,3 +102,50 @@ func TestTimelineAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// The lazy heap: whenever a replacement is due, the entry replaced has the
+// smallest total, as with a heap kept all along; here checked against a
+// brute-force Space-Saving on a random weighted stream.
+func TestTopKReplacesTheSmallest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	tk := newTopK[float64](16)
+	type ref struct{ count, err float64 }
+	brute := map[string]*ref{}
+	for range 20000 {
+		key := string(rune('a' + rng.IntN(40)))
+		w := float64(1+rng.IntN(1000)) / 1000
+		if e, ok := brute[key]; ok {
+			e.count += w
+		} else if len(brute) < 16 {
+			brute[key] = &ref{count: w}
+		} else {
+			var minKey string
+			for k, e := range brute {
+				if minKey == "" || e.count < brute[minKey].count || (e.count == brute[minKey].count && k < minKey) {
+					minKey = k
+				}
+			}
+			m := brute[minKey].count
+			// Ties: the heap may pick any of the smallest; follow its pick.
+			tkMin := tk.minCount()
+			if tkMin != m {
+				t.Fatalf("smallest tracked total %v, want %v", tkMin, m)
+			}
+			tk.add(key, w)
+			for k := range brute {
+				if _, ok := tk.index[k]; !ok {
+					delete(brute, k)
+				}
+			}
+			brute[key] = &ref{count: m + w, err: m}
+			continue
+		}
+		tk.add(key, w)
+	}
+	for k, e := range brute {
+		got, ok := tk.index[k]
+		if !ok || math.Abs(got.count-e.count) > 1e-9 || math.Abs(got.err-e.err) > 1e-9 {
+			t.Errorf("%s: got %+v, want %+v", k, got, e)
+		}
+	}
+}
