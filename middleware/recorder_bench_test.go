@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // The recorder's own cost, without a network: a base transport that
@@ -122,4 +123,85 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// countingWriter counts what is written to it.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkConversation is one call of a conversation of 10, 100 or 1,000
+// turns through the recorder, each turn adding about 500 bytes of question
+// and 500 of answer, as a chat API resends them: bare, recorded to the
+// in-memory history only, and to a JSONL sink as well, writing records
+// whole or with args_prefix. The conversation starts over on a new trace
+// when it ends, so the figures are means over its turns; cpu-ns/op is the
+// whole process's (the worker's included), B/conv what the file takes per
+// conversation.
+func BenchmarkConversation(b *testing.B) {
+	for _, turns := range []int{10, 100, 1000} {
+		// Every message of the conversation, joined: the request of turn k
+		// holds the first ends[k] bytes.
+		var all bytes.Buffer
+		ends := make([]int, turns)
+		say := func(role string, i int) {
+			if all.Len() > 0 {
+				all.WriteByte(',')
+			}
+			fmt.Fprintf(&all, `{"role":%q,"content":"%s turn %d: %s"}`, role, role, i, strings.Repeat("lorem ipsum ", 40))
+		}
+		say("system", 0)
+		for i := range turns {
+			say("user", i)
+			ends[i] = all.Len()
+			say("assistant", i)
+		}
+		for _, variant := range []string{"bare", "recorder", "recorder+jsonl", "recorder+jsonl_args_prefix"} {
+			b.Run(fmt.Sprintf("turns=%d/transport=%s", turns, variant), func(b *testing.B) {
+				var rt http.RoundTripper = memoryTransport{body: benchResponse, contentType: "application/json"}
+				var rec *middleware.Recorder
+				var file countingWriter
+				switch variant {
+				case "recorder":
+					rec = middleware.NewRecorder()
+				case "recorder+jsonl", "recorder+jsonl_args_prefix":
+					j := record.NewJSONLWith(&file, record.JSONLOptions{ArgsPrefix: variant == "recorder+jsonl_args_prefix"})
+					rec = middleware.NewRecorder(middleware.WithSink(j))
+				}
+				if rec != nil {
+					rt = middleware.Chain(rt, rec.Middleware())
+					defer rec.Close()
+				}
+				client := &http.Client{Transport: rt}
+				body := make([]byte, 0, 64+all.Len())
+				buf := make([]byte, 32<<10)
+				calls := 0
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					turn := calls % turns
+					body = append(append(append(body[:0], `{"model":"gpt-4o-mini","messages":[`...), all.Bytes()[:ends[turn]]...), "]}"...)
+					req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					ctx := middleware.WithTrace(req.Context(), fmt.Sprintf("conversation-%d", calls/turns))
+					resp, err := client.Do(req.WithContext(ctx))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.CopyBuffer(io.Discard, resp.Body, buf); err != nil {
+						b.Fatal(err)
+					}
+					resp.Body.Close()
+					calls++
+				}
+				if rec != nil {
+					rec.Flush()
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+				if file.n > 0 {
+					b.ReportMetric(float64(file.n)*float64(turns)/float64(calls), "B/conv")
+				}
+			})
+		}
+	}
 }

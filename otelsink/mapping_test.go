@@ -246,6 +246,12 @@ var notExported = map[string]string{
 	"outcome_summary.ok": "the span status says it (Error when not ok)",
 	"usage.total_tokens": "input + output: the conventions have no total, and a sum is not a fact of its own",
 	"version":            "the JSON format's version, not a fact about the call",
+	// A record from a recorder has its Args whole; args_prefix is set only
+	// on a record read from a damaged file, whose truncated says "args".
+	"args_prefix":         "how a JSONL file stores Args; truncated already says args",
+	"args_prefix.call_id": "how a JSONL file stores Args",
+	"args_prefix.count":   "how a JSONL file stores Args",
+	"args_prefix.crc32c":  "how a JSONL file stores Args",
 }
 
 func fieldPaths(prefix string, fs []record.Field) []string {

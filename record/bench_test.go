@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -166,5 +167,44 @@ func BenchmarkSafeJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = record.SafeJSON(v)
+	}
+}
+
+// countingWriter counts what is written to it.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkConversation is the recording work of one call of a
+// conversation of 10, 100 or 1,000 turns, each adding about 500 bytes of
+// question and 500 of answer: the history's Add, then the JSONL sink
+// writing the record whole or with args_prefix. Each op is one call; the
+// conversation starts over (a new trace) when it ends, so ns/op is the
+// mean over its turns. B/conv is what the file takes per conversation.
+func BenchmarkConversation(b *testing.B) {
+	for _, turns := range []int{10, 100, 1000} {
+		conv := chat(turns, 500)
+		for _, prefix := range []bool{false, true} {
+			b.Run(fmt.Sprintf("turns=%d/args_prefix=%t", turns, prefix), func(b *testing.B) {
+				var w countingWriter
+				j := record.NewJSONLWith(&w, record.JSONLOptions{ArgsPrefix: prefix, FlushInterval: -1})
+				m := record.NewMemory(2 * turns)
+				ctx := context.Background()
+				calls := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					turn := calls % turns
+					r := call(turn, fmt.Sprintf("t%d", calls/turns), conv[turn])
+					if err := j.Append(ctx, m.Add(r)); err != nil {
+						b.Fatal(err)
+					}
+					calls++
+				}
+				if err := j.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(w.n)*float64(turns)/float64(calls), "B/conv")
+			})
+		}
 	}
 }

@@ -36,6 +36,15 @@ func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 			r.MethodName, err = d.str("method_name")
 		case "args":
 			r.Args, err = d.raw()
+		case "args_prefix":
+			if d.null() {
+				r.ArgsPrefix = nil
+				return nil
+			}
+			if r.ArgsPrefix == nil {
+				r.ArgsPrefix = new(ArgsPrefix)
+			}
+			err = d.argsPrefix(r.ArgsPrefix)
 		case "kwargs":
 			r.Kwargs, err = d.raw()
 		case "outcome_summary":
@@ -133,13 +142,14 @@ func (d *decoder) atNull() bool {
 // format's field list (see [Fields]): what a strict reader needs to tell a
 // record from any JSON object.
 type presence struct {
-	top, outcome, usage, cost members
-	usageSeen, costSeen       bool // the optional objects were there
+	top, prefix, outcome, usage, cost members
+	prefixSeen, usageSeen, costSeen   bool // the optional objects were there
 }
 
 func newPresence() presence {
 	return presence{
 		top:     members{list: fields},
+		prefix:  members{list: fieldNamed("args_prefix").Fields},
 		outcome: members{list: fieldNamed("outcome_summary").Fields},
 		usage:   members{list: fieldNamed("usage").Fields},
 		cost:    members{list: fieldNamed("cost").Fields},
@@ -194,6 +204,9 @@ func (m *members) missing(dst []string, prefix string) []string {
 // order, nested ones as "outcome_summary.status".
 func (p *presence) missing() []string {
 	out := p.top.missing(nil, "")
+	if p.prefixSeen {
+		out = p.prefix.missing(out, "args_prefix.")
+	}
 	if p.top.bits&(1<<p.top.index("outcome_summary")) != 0 {
 		out = p.outcome.missing(out, "outcome_summary.")
 	}
@@ -474,6 +487,41 @@ func (d *decoder) outcome(o *Outcome) error {
 		}
 		return err
 	})
+}
+
+func (d *decoder) argsPrefix(p *ArgsPrefix) error {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.typeError("args_prefix", "an object")
+	}
+	if d.seen != nil {
+		d.seen.prefixSeen = true
+	}
+	err := d.object(func(key []byte) error {
+		if d.seen != nil && !d.atNull() {
+			d.seen.prefix.mark(key)
+		}
+		var err error
+		switch string(key) {
+		case "call_id":
+			p.CallID, err = d.str("args_prefix.call_id")
+		case "count":
+			p.Count, err = d.int("args_prefix.count")
+		case "crc32c":
+			var v int
+			v, err = d.int("args_prefix.crc32c")
+			if err == nil && (v < 0 || v > math.MaxUint32) {
+				err = fmt.Errorf("field args_prefix.crc32c: %d is not a CRC-32", v)
+			}
+			p.CRC32C = uint32(v)
+		default:
+			err = d.skipValue()
+		}
+		return err
+	})
+	if err == nil && p.Count < 0 {
+		err = fmt.Errorf("field args_prefix.count: %d is negative", p.Count)
+	}
+	return err
 }
 
 func (d *decoder) cost(c *Cost) error {

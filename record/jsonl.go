@@ -28,6 +28,18 @@ type JSONLOptions struct {
 	// MaxBacklog is how many bytes are kept while the writer fails (a full
 	// disk); default 8 MiB. Past it, new records are dropped and counted.
 	MaxBacklog int
+	// ArgsPrefix writes a record whose Args begin with the Args of the
+	// previous line of its trace as only the elements it adds, and an
+	// args_prefix naming that line's record (see [ArgsPrefix]): a
+	// conversation then takes space in proportion to its length, not to
+	// its square. The history found what is shared when the record was
+	// added to it ([Memory.Add], as a recorder does); other records are
+	// written whole, and so is any record when the line it would name is
+	// not the latest of its trace in this file, or one of the 4096 traces
+	// written last. [Reader] and [ReadJSONL] put the Args back together;
+	// tools that read lines raw see only the new elements, which is why
+	// this is not the default.
+	ArgsPrefix bool
 }
 
 // JSONL writes records as JSON Lines: one record per line, each line
@@ -52,6 +64,9 @@ type JSONL struct {
 	closed  bool
 	lines   uint64
 	dropped uint64
+	// latest is the call ID of the latest line of each trace written last,
+	// when writing args_prefix.
+	latest *lru[string]
 }
 
 // NewJSONL returns a sink writing to w with default options. Close flushes
@@ -69,7 +84,11 @@ func NewJSONLWith(w io.Writer, o JSONLOptions) *JSONL {
 	if o.MaxBacklog <= 0 {
 		o.MaxBacklog = 8 << 20
 	}
-	return &JSONL{w: w, size: o.BufferSize, backlog: max(o.MaxBacklog, o.BufferSize), interval: o.FlushInterval}
+	j := &JSONL{w: w, size: o.BufferSize, backlog: max(o.MaxBacklog, o.BufferSize), interval: o.FlushInterval}
+	if o.ArgsPrefix {
+		j.latest = newLRU[string](prefixTraces, prefixBytes)
+	}
+	return j
 }
 
 // OpenJSONL opens path for appending records, creating it with mode 0600
@@ -97,7 +116,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // Append encodes r as one line and buffers it.
 func (j *JSONL) Append(_ context.Context, r Record) error {
 	bp := linePool.Get().(*[]byte)
-	line := append(r.AppendJSON((*bp)[:0]), '\n')
+	shared := j.shareable(&r)
+	line, argsLen := r.appendJSON((*bp)[:0], shared)
+	line = append(line, '\n')
 	defer func() {
 		if cap(line) <= 64<<10 { // do not let one huge record pin memory
 			*bp = line[:0]
@@ -109,6 +130,13 @@ func (j *JSONL) Append(_ context.Context, r Record) error {
 	defer j.mu.Unlock()
 	if j.closed {
 		return ErrClosed
+	}
+	if shared != nil {
+		if latest, _ := j.latest.get(r.TraceID); latest != shared.prev {
+			// Another line of the trace was written since we looked.
+			line, argsLen = r.appendJSON(line[:0], nil)
+			line = append(line, '\n')
+		}
 	}
 	var werr error
 	if len(j.buf) > 0 && len(j.buf)+len(line) > j.size {
@@ -123,6 +151,7 @@ func (j *JSONL) Append(_ context.Context, r Record) error {
 		}
 		if err == nil {
 			j.lines++
+			j.wroteLocked(&r, argsLen)
 			return nil
 		}
 		werr = fmt.Errorf("record: jsonl write: %w", err)
@@ -134,10 +163,40 @@ func (j *JSONL) Append(_ context.Context, r Record) error {
 	}
 	j.buf = append(j.buf, line...)
 	j.lines++
+	j.wroteLocked(&r, argsLen)
 	j.armLocked()
 	// An error here means the writer is failing, not that r was lost: it
 	// waits in the backlog.
 	return werr
+}
+
+// shareable returns what r's Args share with the latest line of its trace
+// in this file, or nil when they are to be written whole.
+func (j *JSONL) shareable(r *Record) *argsLink {
+	l := r.link
+	if j.latest == nil || l == nil || !l.valid(r.Args) {
+		return nil
+	}
+	j.mu.Lock()
+	latest, _ := j.latest.get(r.TraceID)
+	j.mu.Unlock()
+	if latest != l.prev {
+		return nil
+	}
+	return l
+}
+
+// wroteLocked notes r as the latest line of its trace, whose Args take
+// argsLen bytes once read back: a reader counts them so, and must forget
+// no record this writer remembers.
+func (j *JSONL) wroteLocked(r *Record, argsLen int) {
+	switch {
+	case j.latest == nil:
+	case r.ArgsPrefix != nil: // partial Args: no line may name it
+		j.latest.forget(r.TraceID)
+	default:
+		j.latest.put(r.TraceID, r.CallID, argsLen)
+	}
 }
 
 // armLocked makes sure buffered lines are written within the interval.

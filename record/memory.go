@@ -2,7 +2,6 @@ package record
 
 import (
 	"context"
-	"slices"
 	"sync"
 )
 
@@ -15,13 +14,86 @@ const DefaultMemoryCapacity = 1000
 // What comes out are normalized copies (see [Record.Normalize]), and what
 // goes in through Append is copied, so no caller can change another's view
 // of the history.
+//
+// A conversation resends itself on every call, so the Args of a trace's
+// records mostly repeat the previous record's. Memory keeps only what each
+// record adds to the previous record of its trace (found by comparing
+// hashes of their elements, see [ArgsPrefix]), and puts Args back together
+// when they are read: a conversation costs memory in proportion to its
+// length, not to its square.
 type Memory struct {
+	// linkMu orders adding: it guards the shapes, so that comparing a
+	// record's Args with the previous record's is done outside mu, which
+	// readers take.
+	linkMu  sync.Mutex
 	mu      sync.RWMutex
-	ring    []Record // grows to capacity, then wraps
-	start   int      // index of the oldest record once the ring wrapped
+	ring    []entry // grows to capacity, then wraps
+	start   int     // index of the oldest record once the ring wrapped
 	cap     int
 	dropped uint64
-	traces  map[string]int // records held per trace
+	traces  map[string]*traceState
+}
+
+// entry is a record as the ring holds it: with its Args, or with args,
+// what they add to an earlier record's, and Args nil.
+type entry struct {
+	Record
+	args *argsNode
+}
+
+// argsNode holds the Args of a record as what they add to those of an
+// earlier record of the trace: their content (the Args without their
+// brackets) is the first n bytes of the parent's content, then rest. A
+// node without a parent holds its whole content in rest. Nodes never
+// change once made, and outlive the records they came from as long as a
+// later record is made of them: dropping the oldest record copies nothing.
+type argsNode struct {
+	parent *argsNode
+	n      int    // bytes of the parent's content this one begins with
+	rest   []byte // what follows them: nothing, or ",..." (the whole content at a root)
+	size   int    // bytes of the content
+}
+
+// newArgsNode returns the node of content rest following the first n bytes
+// of parent's. The parent kept is the oldest node that has those n bytes,
+// so that a conversation that drops its middle messages lets the dropped
+// ones go.
+func newArgsNode(parent *argsNode, n int, rest []byte) *argsNode {
+	for parent != nil && parent.parent != nil && n <= parent.n {
+		parent = parent.parent
+	}
+	if parent == nil {
+		n = 0
+	}
+	return &argsNode{parent: parent, n: n, rest: rest, size: n + len(rest)}
+}
+
+// appendArgs appends the Args node holds: its content, bracketed.
+func (node *argsNode) appendArgs(dst []byte) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, node.size+2)...)
+	out := dst[start:]
+	out[0], out[len(out)-1] = '[', ']'
+	// Fill out[1 : 1+end] from the node and its ancestors: each has, after
+	// the bytes it shares with its parent, its rest.
+	end := node.size
+	for cur := node; cur != nil && end > 0; cur = cur.parent {
+		if end > cur.n {
+			copy(out[1+cur.n:1+end], cur.rest[:end-cur.n])
+			end = cur.n
+		}
+	}
+	return dst
+}
+
+// traceState is what the history knows of one trace of the records held.
+type traceState struct {
+	count int
+	// newest holds the Args of the trace's newest record; shape is theirs,
+	// and spare the previous shape, whose room the next one reuses. The
+	// three are guarded by linkMu.
+	newest       *argsNode
+	shape, spare argsShape
 }
 
 // NewMemory returns an empty history holding at most capacity records;
@@ -35,73 +107,120 @@ func NewMemory(capacity int) *Memory {
 
 // Append stores a copy of r, dropping the oldest record when full.
 func (m *Memory) Append(_ context.Context, r Record) error {
-	r = r.Clone()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.appendLocked(r)
+	m.add(r.Clone(), false)
 	return nil
 }
 
 // Add appends r as the newest turn of its trace's conversation and returns
 // it with the history telemetry filled in: HistoryRecordAppended set, and
 // ConversationHistorySize the number of records of r's trace held, r
-// included.
+// included. The record returned also carries what its Args share with the
+// previous record of its trace, which [JSONL] can write as an args_prefix.
 //
 // Unlike Append, Add takes r as it is, without a copy: the caller must not
 // modify r's slices afterwards, nor those of the record returned, which
 // shares them with the history. The recorder uses Add on its hot path.
 func (m *Memory) Add(r Record) Record {
-	r.HistoryRecordAppended = true
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r.ConversationHistorySize = m.traces[r.TraceID] + 1
-	if len(m.ring) == m.cap && m.ring[m.start].TraceID == r.TraceID {
-		r.ConversationHistorySize-- // the oldest of this very trace makes room
-	}
-	m.appendLocked(r)
-	return r
+	return m.add(r, true)
 }
 
-func (m *Memory) appendLocked(r Record) {
+func (m *Memory) add(r Record, telemetry bool) Record {
+	if telemetry {
+		r.HistoryRecordAppended = true
+	}
+	m.linkMu.Lock()
+	defer m.linkMu.Unlock()
+
+	// Compare with the previous record of the trace outside mu: hashing a
+	// long conversation's Args takes a while, and readers should not wait.
+	m.mu.RLock()
+	st := m.traces[r.TraceID]
+	m.mu.RUnlock()
+	var prev, shape *argsShape
+	var base *argsNode
+	if st != nil {
+		prev, shape, base = &st.shape, &st.spare, st.newest
+		if prev.callID == "" {
+			prev = nil
+		}
+	} else {
+		shape = new(argsShape)
+	}
+	r.link = nil
+	if r.ArgsPrefix == nil {
+		r.link = link(&r, prev, shape)
+	} else { // partial Args are no base for the next record
+		shape.callID, shape.ends, shape.sums = "", shape.ends[:0], shape.sums[:0]
+	}
+	e := entry{Record: r}
+	e.link = nil
+	var node *argsNode
+	switch {
+	case r.link != nil && base != nil:
+		// Keep only what r adds to the previous record.
+		size := r.link.size
+		node = newArgsNode(base, size, append([]byte(nil), r.Args[1+size:len(r.Args)-1]...))
+		e.Args, e.args = nil, node
+	case shape.callID != "":
+		// A base for the next record: a view of r's own Args.
+		node = newArgsNode(nil, 0, r.Args[1:len(r.Args)-1])
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.traces == nil {
-		m.traces = make(map[string]int)
+		m.traces = make(map[string]*traceState)
 	}
-	m.traces[r.TraceID]++
+	if len(m.ring) == m.cap {
+		old := &m.ring[m.start]
+		held := m.traces[old.TraceID]
+		if held.count--; held.count == 0 {
+			delete(m.traces, old.TraceID)
+		}
+		m.dropped++
+	}
+	held := m.traces[r.TraceID]
+	if held == nil {
+		held = &traceState{}
+		m.traces[r.TraceID] = held
+	}
+	held.count++
+	if telemetry {
+		r.ConversationHistorySize = held.count
+		e.ConversationHistorySize = held.count
+	}
+	held.newest = node
+	held.shape, held.spare = *shape, held.shape
 	if len(m.ring) < m.cap {
-		m.ring = append(m.ring, r)
-		return
+		m.ring = append(m.ring, e)
+	} else {
+		m.ring[m.start] = e
+		m.start = (m.start + 1) % m.cap
 	}
-	old := m.ring[m.start].TraceID
-	if m.traces[old]--; m.traces[old] == 0 {
-		delete(m.traces, old)
-	}
-	m.ring[m.start] = r
-	m.start = (m.start + 1) % m.cap
-	m.dropped++
+	return r
 }
 
 // TraceLen returns how many records of one trace are held.
 func (m *Memory) TraceLen(traceID string) int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.traces[traceID]
+	if st := m.traces[traceID]; st != nil {
+		return st.count
+	}
+	return 0
 }
 
 // Records returns copies of the records held, oldest first.
-func (m *Memory) Records() []Record {
-	return m.collect(func(*Record) bool { return true })
-}
+func (m *Memory) Records() []Record { return m.collect("", false) }
 
 // Trace returns copies of the records of one trace, oldest first.
-func (m *Memory) Trace(traceID string) []Record {
-	return m.collect(func(r *Record) bool { return r.TraceID == traceID })
-}
+func (m *Memory) Trace(traceID string) []Record { return m.collect(traceID, true) }
 
 // TraceTail returns copies of the last n records of one trace, oldest
 // first, and how many records of that trace are held in all. It is the
 // cheap way to preview a conversation: only the tail is copied.
 func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
-	return m.tail(traceID, n, normalized)
+	return m.tail(traceID, n, true)
 }
 
 // TraceSummaries is TraceTail without the payloads: the records come
@@ -109,20 +228,34 @@ func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
 // of KiB each, for previews and dashboards that show what happened, not
 // what was said.
 func (m *Memory) TraceSummaries(traceID string, n int) (tail []Record, total int) {
-	return m.tail(traceID, n, summary)
+	return m.tail(traceID, n, false)
 }
 
-func (m *Memory) tail(traceID string, n int, copyOf func(*Record) Record) (tail []Record, total int) {
+func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	total = m.traces[traceID]
-	for i := len(m.ring) - 1; i >= 0 && len(tail) < min(n, total); i-- {
-		r := &m.ring[(m.start+i)%len(m.ring)]
-		if r.TraceID == traceID {
-			tail = append(tail, copyOf(r))
+	if st := m.traces[traceID]; st != nil {
+		total = st.count
+	}
+	var held []*entry // newest first
+	for i := len(m.ring) - 1; i >= 0 && len(held) < min(n, total); i-- {
+		if e := &m.ring[(m.start+i)%len(m.ring)]; e.TraceID == traceID {
+			held = append(held, e)
 		}
 	}
-	slices.Reverse(tail)
+	tail = make([]Record, 0, len(held))
+	var prev *entry
+	var prevArgs []byte
+	for i := len(held) - 1; i >= 0; i-- {
+		e := held[i]
+		if !payload {
+			tail = append(tail, summary(&e.Record))
+			continue
+		}
+		c := copyOf(e, prev, prevArgs)
+		prev, prevArgs = e, c.Args
+		tail = append(tail, c)
+	}
 	return tail, total
 }
 
@@ -133,17 +266,47 @@ func summary(r *Record) Record {
 	return c.Clone()
 }
 
-func (m *Memory) collect(keep func(*Record) bool) []Record {
+func (m *Memory) collect(traceID string, oneTrace bool) []Record {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]Record, 0, len(m.ring))
+	type copied struct {
+		e    *entry
+		args []byte
+	}
+	last := map[string]copied{} // each trace's latest record copied, and its Args
 	for i := range m.ring {
-		r := &m.ring[(m.start+i)%len(m.ring)]
-		if keep(r) {
-			out = append(out, normalized(r))
+		e := &m.ring[(m.start+i)%len(m.ring)]
+		if oneTrace && e.TraceID != traceID {
+			continue
 		}
+		prev := last[e.TraceID]
+		c := copyOf(e, prev.e, prev.args)
+		last[e.TraceID] = copied{e, c.Args}
+		out = append(out, c)
 	}
 	return out
+}
+
+// copyOf returns a normalized copy of e's record with its Args whole. When
+// e's Args follow those of prev, whose Args whole are prevArgs, they are
+// put together from prevArgs: one copy, however long the conversation.
+func copyOf(e, prev *entry, prevArgs []byte) Record {
+	if e.args == nil {
+		return normalized(&e.Record)
+	}
+	c := e.Record.Clone()
+	c.Normalize()
+	node := e.args
+	if prev != nil && prev.args != nil && node.parent == prev.args && prevArgs != nil {
+		args := make([]byte, 0, node.size+2)
+		args = append(args, prevArgs[:1+node.n]...)
+		args = append(args, node.rest...)
+		c.Args = append(args, ']')
+		return c
+	}
+	c.Args = node.appendArgs(nil)
+	return c
 }
 
 // Len returns how many records are held.
@@ -165,6 +328,8 @@ func (m *Memory) Dropped() uint64 {
 
 // Reset empties the history and its dropped count.
 func (m *Memory) Reset() {
+	m.linkMu.Lock()
+	defer m.linkMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ring, m.start, m.dropped, m.traces = nil, 0, 0, nil

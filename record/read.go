@@ -36,6 +36,13 @@ func (e *LineError) Unwrap() error { return e.Err }
 // why, and the next Read continues with the following line. A last line
 // that has no newline and is not valid JSON is what a crash in mid-write
 // leaves: it is skipped, and [Reader.Torn] reports it.
+//
+// Records written with [JSONLOptions.ArgsPrefix] hold only what their Args
+// add to an earlier record's: the Reader puts their Args back together, so
+// each record comes out whole. For that it keeps the latest record of each
+// of the last 4096 traces (64 MiB of Args at most), as the writer does. A
+// record whose earlier record is missing or damaged comes out marked, with
+// only the Args it adds (see [ArgsPrefix]); [Reader.Unresolved] counts them.
 type Reader struct {
 	br      *bufio.Reader
 	long    []byte // accumulates lines longer than the bufio buffer
@@ -44,6 +51,10 @@ type Reader struct {
 	err     error    // sticky: io.EOF or a read error
 	seen    presence // reused line to line: one allocation less per record
 	MaxLine int      // longest accepted line in bytes; 0 means DefaultMaxLineBytes
+
+	prefixes   *prefixResolver
+	unresolved int
+	firstBad   int // line of the first record left unresolved
 }
 
 // NewReader returns a Reader reading from r.
@@ -74,9 +85,22 @@ func (r *Reader) Read() (Record, error) {
 			}
 			return Record{}, &LineError{Line: r.line, Err: err}
 		}
+		if r.prefixes == nil {
+			r.prefixes = newPrefixResolver()
+		}
+		if !r.prefixes.resolve(&rec) {
+			if r.unresolved++; r.unresolved == 1 {
+				r.firstBad = r.line
+			}
+		}
 		return rec, nil
 	}
 }
+
+// Unresolved returns how many records read so far named an earlier record
+// for the start of their Args that was missing or did not match, and the
+// line of the first. Each came out marked (see [ArgsPrefix]).
+func (r *Reader) Unresolved() (records, firstLine int) { return r.unresolved, r.firstBad }
 
 // MissingFieldsError is the reason a JSON object is not a record: it lacks
 // required fields of the format.
@@ -248,8 +272,10 @@ var ErrNoRecords = errors.New("record: no line of the input is a record")
 // (each a *[LineError], matched with errors.As; the first 20 described,
 // the rest counted), with [ErrNoRecords] too when no line was a record,
 // while every valid record is still returned; a torn last line is skipped
-// without error. A failing reader stops reading and its error is returned
-// with the records read so far.
+// without error. Records whose Args could not be put back together are
+// returned marked, and counted in the error with [ErrUnresolvedPrefix]. A
+// failing reader stops reading and its error is returned with the records
+// read so far.
 func ReadJSONL(r io.Reader) ([]Record, error) {
 	rd := NewReader(r)
 	var (
@@ -281,6 +307,9 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 	}
 	if len(out) == 0 && bad > 0 {
 		errs = append(errs, ErrNoRecords)
+	}
+	if n, line := rd.Unresolved(); n > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d records, the first on line %d, hold only the args they add, marked truncated", ErrUnresolvedPrefix, n, line))
 	}
 	return out, errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 	"time"
 )
@@ -53,6 +54,11 @@ type Record struct {
 	Kwargs     json.RawMessage `json:"kwargs"`          // always a JSON object
 	Outcome    Outcome         `json:"outcome_summary"` // compact on purpose
 
+	// ArgsPrefix is set only on a record read from a file whose Args begin
+	// with those of an earlier record that could not be found: its Args
+	// then hold only the rest (see [ArgsPrefix]).
+	ArgsPrefix *ArgsPrefix `json:"args_prefix,omitempty"`
+
 	TraceID      string  `json:"trace_id,omitempty"`
 	ParentCallID string  `json:"parent_call_id,omitempty"`
 	Depth        *int    `json:"depth,omitempty"`       // nil: unknown; 0: top level
@@ -86,6 +92,10 @@ type Record struct {
 	// Version is the format version. Encoding always writes [Version];
 	// decoding sets it from the input (1 when absent).
 	Version int `json:"version"`
+
+	// link is what the history found its Args share with the previous
+	// record of its trace, for the sinks that write only what is new.
+	link *argsLink
 }
 
 // Outcome is the compact summary of how a call ended. The full response is
@@ -185,6 +195,12 @@ func (r *Record) Validate() error {
 	need("call_id", r.CallID)
 	need("method_name", r.MethodName)
 	need("outcome_summary.status", r.Outcome.Status)
+	if p := r.ArgsPrefix; p != nil {
+		need("args_prefix.call_id", p.CallID)
+		if p.Count < 1 {
+			errs = append(errs, fmt.Errorf("args_prefix.count %d is not at least 1", p.Count))
+		}
+	}
 	if _, err := ParseTime(r.Timestamp); err != nil {
 		errs = append(errs, fmt.Errorf("timestamp %q is not RFC 3339", r.Timestamp))
 	}
@@ -215,6 +231,10 @@ func (r Record) Clone() Record {
 		cost := *r.Cost
 		c.Cost = &cost
 	}
+	if r.ArgsPrefix != nil {
+		p := *r.ArgsPrefix
+		c.ArgsPrefix = &p
+	}
 	if r.Truncated != nil {
 		c.Truncated = append([]string(nil), r.Truncated...)
 	}
@@ -235,6 +255,7 @@ func cloneBytes(b []byte) []byte {
 // Kwargs as [Record.AppendJSON] writes them, empty lists as nil, and
 // Version set. Two records that encode alike are equal once normalized.
 func (r *Record) Normalize() {
+	r.link = nil
 	r.Args = normalizeRaw(r.Args, '[')
 	r.Kwargs = normalizeRaw(r.Kwargs, '{')
 	if len(r.HistoryQueryPatterns) == 0 {
@@ -263,6 +284,15 @@ func (r Record) MarshalJSON() ([]byte, error) {
 //   - Strings are escaped with invalid UTF-8 replaced by U+FFFD; a
 //     non-finite duration is omitted.
 func (r Record) AppendJSON(dst []byte) []byte {
+	dst, _ = r.appendJSON(dst, nil)
+	return dst
+}
+
+// appendJSON is AppendJSON that, given shared (found in r.Args and still
+// valid for them), writes only the elements of Args after the shared
+// ones, and an args_prefix naming the record they follow. It returns the
+// length of the Args a reader will have once it puts them together.
+func (r *Record) appendJSON(dst []byte, shared *argsLink) (_ []byte, argsLen int) {
 	dst = append(dst, `{"call_id":`...)
 	dst = appendString(dst, r.CallID)
 	dst = append(dst, `,"timestamp":`...)
@@ -272,7 +302,32 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"method_name":`...)
 	dst = appendString(dst, r.MethodName)
 	dst = append(dst, `,"args":`...)
-	dst = appendRawContainer(dst, r.Args, '[')
+	prefix := r.ArgsPrefix
+	if shared != nil {
+		// Args were shaped (valid, written as they are): the rest needs no
+		// second look.
+		if rest := r.Args[shared.size+1:]; rest[0] == ']' {
+			dst = append(dst, "[]"...)
+		} else {
+			dst = append(dst, '[')
+			dst = append(dst, rest[1:]...)
+		}
+		prefix = &ArgsPrefix{CallID: shared.prev, Count: shared.count, CRC32C: crc32.Checksum(r.Args[1:shared.size+1], castagnoli)}
+		argsLen = len(r.Args)
+	} else {
+		n := len(dst)
+		dst = appendRawContainer(dst, r.Args, '[')
+		argsLen = len(dst) - n
+	}
+	if prefix != nil {
+		dst = append(dst, `,"args_prefix":{"call_id":`...)
+		dst = appendString(dst, prefix.CallID)
+		dst = append(dst, `,"count":`...)
+		dst = strconv.AppendInt(dst, int64(prefix.Count), 10)
+		dst = append(dst, `,"crc32c":`...)
+		dst = strconv.AppendUint(dst, uint64(prefix.CRC32C), 10)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, `,"kwargs":`...)
 	dst = appendRawContainer(dst, r.Kwargs, '{')
 	dst = append(dst, `,"outcome_summary":`...)
@@ -337,7 +392,7 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	dst = appendStrings(dst, r.HistoryQueryPatterns)
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, Version, 10)
-	return append(dst, '}')
+	return append(dst, '}'), argsLen
 }
 
 func (o Outcome) appendJSON(dst []byte) []byte {

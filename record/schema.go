@@ -7,7 +7,7 @@ type Field struct {
 	GoName   string  // the field of the Go struct
 	Required bool    // always written, even when zero
 	Logged   bool    // written by the slog sink and Record.LogValue (transcripts are not)
-	Fields   []Field // the fields of a nested object (outcome_summary, usage, cost)
+	Fields   []Field // the fields of a nested object (args_prefix, outcome_summary, usage, cost)
 }
 
 // Fields lists the fields of the record, in the order [Record.AppendJSON]
@@ -37,6 +37,11 @@ var fields = []Field{
 	{Name: "speaker", GoName: "Speaker", Required: true, Logged: true},
 	{Name: "method_name", GoName: "MethodName", Required: true, Logged: true},
 	{Name: "args", GoName: "Args", Required: true},
+	{Name: "args_prefix", GoName: "ArgsPrefix", Fields: []Field{
+		{Name: "call_id", GoName: "CallID", Required: true},
+		{Name: "count", GoName: "Count", Required: true},
+		{Name: "crc32c", GoName: "CRC32C", Required: true},
+	}},
 	{Name: "kwargs", GoName: "Kwargs", Required: true},
 	{Name: "outcome_summary", GoName: "Outcome", Required: true, Logged: true, Fields: []Field{
 		{Name: "status", GoName: "Status", Required: true, Logged: true},
