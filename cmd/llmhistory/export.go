@@ -205,7 +205,7 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 		}
 		switch {
 		case ctx.Err() != nil && !x.follow:
-			interrupted = fmt.Sprintf("%s:%d", t.path, t.line)
+			interrupted = fmt.Sprintf("after %s:%d", t.path, t.line)
 		case ctx.Err() == nil && readCtx.Err() != nil:
 			stopped = fmt.Sprintf("%s:%d", t.path, t.line)
 		}
@@ -225,6 +225,9 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 		}
 	}
 	x.cur = nil
+	if ctx.Err() != nil && !x.follow && interrupted == "" && x.files < len(inputs) {
+		interrupted = "before " + inputs[x.files].path
+	}
 	x.progress(true)
 
 	// Export what was read: the queue drains within the export timeout
@@ -250,7 +253,7 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 		status = exitFailure
 	}
 	if interrupted != "" {
-		fmt.Fprintf(x.bar, "llmhistory export: interrupted after %s; what was read is exported (run again to send the rest)\n", interrupted)
+		fmt.Fprintf(x.bar, "llmhistory export: interrupted %s; what was read is exported (run again to send the rest)\n", interrupted)
 		status = exitFailure
 	}
 	return status

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,6 +295,62 @@ func TestExportFollow(t *testing.T) {
 	assert.Contains(t, errb.String(), "h.jsonl: 4 records sent, 1 line skipped\n")
 	assert.Contains(t, errb.String(), ": 4 exported, 0 failed, 0 dropped; 1 line skipped\n")
 	assert.Len(t, c.Spans(t), 4)
+}
+
+// An interrupt stops the reading at the next line and exports every
+// record read; without -f the export was cut short, so it says where and
+// exits 1. (Standard input is a pipe here: the interrupt comes while its
+// writer is still writing.)
+func TestExportInterrupted(t *testing.T) {
+	noOTLP(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "grpc")
+	pr, pw := io.Pipe()
+	var errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"export", "-"}, stdio{in: pr, out: &errb, err: &errb})
+	}()
+	_, err := io.WriteString(pw, line(testRecord(1, true))+line(testRecord(2, true))+line(testRecord(3, true)))
+	require.NoError(t, err)
+	cancel()
+	go func() {
+		// The next write ends the pending read; then the writer goes away.
+		io.WriteString(pw, line(testRecord(4, true))+line(testRecord(5, true)))
+		pw.Close()
+	}()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitFailure, code, errb.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("export did not stop when interrupted")
+	}
+	out := errb.String()
+	assert.Regexp(t, `llmhistory export: interrupted after <stdin>:\d; what was read is exported`, out)
+	sent := c.Traces.SpanCount()
+	assert.GreaterOrEqual(t, sent, 3, "every record read before the interrupt is exported")
+	assert.Contains(t, out, fmt.Sprintf("llmhistory export: %d records from 1 file to http://%s (grpc): %d exported, 0 failed, 0 dropped\n", sent, c.GRPC, sent),
+		"as many exported as were read")
+
+	// Interrupted before it began: nothing read, said so.
+	code, _, stderr := runCmdCtx(t, canceled(), "", "export", "-endpoint", "http://"+c.HTTP, "-")
+	assert.Equal(t, exitFailure, code, stderr)
+	assert.Contains(t, stderr, "interrupted before <stdin>")
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// runCmdCtx is runCmd with a context.
+func runCmdCtx(t *testing.T, ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code = run(ctx, args, stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	return code, out.String(), errb.String()
 }
 
 // A collector that refuses the spans, or none listening, is a failure

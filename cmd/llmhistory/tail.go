@@ -235,7 +235,8 @@ func (t *tailer) printLast(ctx context.Context, n int) error {
 
 // consume reads from t.off to the end of the file, hands every whole,
 // valid record to emit, and keeps a trailing partial line for next time.
-// When ctx ends it stops before the next line, and returns nil.
+// When ctx ends it stops before its next read (what it read is handed
+// on), and returns nil.
 func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
 	if t.f != nil {
 		if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
@@ -244,12 +245,12 @@ func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
 	}
 	buf := make([]byte, 256<<10)
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		m, err := t.r.Read(buf)
 		chunk := buf[:m]
 		for len(chunk) > 0 {
-			if ctx.Err() != nil {
-				return nil
-			}
 			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
 				t.hold(chunk)
