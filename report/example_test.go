@@ -67,3 +67,29 @@ not a record
 	// h.jsonl: 2 lines, 1 record, 1 bad
 	// 1 record (logical call) made 3 HTTP calls from 2026-03-01 10:00:00 UTC to 2026-03-01 10:00:00 UTC. Appended to the history: 100% of records; history guidance in the prompt: 0.0%. History access was detected in 0.0% of all records; no record carries program source. Records that ended in error (canceled included): 1. No record has a cost. Checklist items met: 3 of 6. 1 line could not be read as records.
 }
+
+// Spend adds up the costs the records carry; Options.Prices prices every
+// record again with one table instead.
+func Example_spend() {
+	b := report.NewBuilder(report.Options{})
+	for i, c := range []struct {
+		model string
+		cost  *record.Cost // as the recorder set it
+	}{
+		{"gpt-4o", &record.Cost{USD: 0.0123, Table: "litellm-2026-03-03"}},
+		{"gpt-4o", &record.Cost{USD: 12.34, Table: "litellm-2026-03-03"}},
+		{"my-deployment", nil}, // a name no price table knows
+	} {
+		b.Add(record.Record{
+			CallID: fmt.Sprintf("c%d", i), Timestamp: "2026-03-01T10:00:00Z", Speaker: record.SpeakerUser,
+			MethodName: "openai.chat.completions.create", Model: c.model, Outcome: record.Success("chat.completion"),
+			Usage: &record.Usage{InputTokens: 1000, CachedTokens: 250}, Cost: c.cost,
+		})
+	}
+	s := b.Report().Spend
+	fmt.Println(report.FormatUSD(s.USD), "on", s.PricedRecords, "records; unpriced:", s.UnpricedModels)
+	fmt.Printf("%.0f%% of the input from the cache\n", s.Cache.CachedShare*100)
+	// Output:
+	// $12.35 on 2 records; unpriced: [{my-deployment 1}]
+	// 25% of the input from the cache
+}

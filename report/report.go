@@ -186,7 +186,10 @@ type Spend struct {
 	USD           float64 `json:"usd"`
 	PricedRecords int64   `json:"priced_records"`
 	// UnpricedRecords have usage but no cost: a model the price table does
-	// not know (or usage that breaks its one meaning).
+	// not know (or usage that breaks its one meaning). Without
+	// Options.Prices the report cannot tell these from records written
+	// by a recorder with pricing turned off (WithPrices(nil)); -prices
+	// tells, by pricing them.
 	UnpricedRecords int64 `json:"unpriced_records"`
 	// NoUsageRecords have neither usage nor cost: most are failed calls,
 	// which the provider billed nothing for or did not say.
