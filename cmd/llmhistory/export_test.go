@@ -476,3 +476,14 @@ func TestDemoExports(t *testing.T) {
 		assert.Contains(t, stderr, "the collector did not take 9 spans")
 	})
 }
+
+// The README's Collector configuration is otelsink/testdata/collector.yaml,
+// which otelsink's TestCollectorConfig loads into the Collector's own
+// components: the README shows the configuration that is tested.
+func TestREADMEShowsTheTestedCollectorConfig(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	cfg, err := os.ReadFile(filepath.Join("..", "..", "otelsink", "testdata", "collector.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "```yaml\n"+string(cfg)+"```\n")
+}
