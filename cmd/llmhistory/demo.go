@@ -52,11 +52,11 @@ OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and ANTHROPIC_BASE_URL their
 endpoints.
 
 When OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
-is set, the recorder also exports the conversation over OTLP, as spans and
-GenAI metrics, to that Collector, with the other standard variables
-honoured (as llmhistory export does; service llmhistory-demo unless
-OTEL_SERVICE_NAME names one), and the demo says how many spans went
-where.`
+is set, the recorder also exports the conversation over OTLP to that
+Collector, as spans (and GenAI metrics, unless only the traces endpoint is
+set), with the other standard variables honoured (as llmhistory export
+does; service llmhistory-demo unless OTEL_SERVICE_NAME names one), and the
+demo says how many spans went where.`
 
 // defaultClaude is the Claude model the demo asks when ANTHROPIC_MODEL
 // does not say: the SDK's current Sonnet.
@@ -220,7 +220,10 @@ func (d *demo) setUp(mode string) error {
 		middleware.WithHistoryPreview(3),
 	}
 	if export {
-		if d.otel, err = target.sink(context.Background(), otlpOptions{fallback: "llmhistory-demo", metrics: true}, otelsink.Options{}); err != nil {
+		// Metrics only where the variables send them: a traces-only
+		// endpoint would leave the metrics to the SDK's default address.
+		metrics := firstEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+		if d.otel, err = target.sink(context.Background(), otlpOptions{fallback: "llmhistory-demo", metrics: metrics}, otelsink.Options{}); err != nil {
 			return err
 		}
 		// Given as a bare function, so that the recorder's Flush after

@@ -462,6 +462,20 @@ func TestDemoExports(t *testing.T) {
 		})
 	}
 
+	// Only the traces endpoint: spans, and no metrics sent elsewhere.
+	t.Run("traces endpoint", func(t *testing.T) {
+		noOTLP(t)
+		c := otlptest.Start(t, nil)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"+c.HTTP+"/v1/traces")
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stderr, "  9 spans exported to http://"+c.HTTP+"/v1/traces (http/protobuf)")
+		assert.NotContains(t, stderr, "(OTLP: ", "no metrics went to a default address")
+		otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+		assert.Empty(t, c.Metrics.AllMetrics())
+	})
+
 	// A Collector that is not there: the conversation and its file are
 	// whole, and the demo says the spans did not go.
 	t.Run("unreachable", func(t *testing.T) {
