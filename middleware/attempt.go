@@ -362,6 +362,7 @@ func (a *attempt) parse() {
 		Header:        a.header,
 		Body:          a.redact(a.reqBody),
 		BodyTruncated: a.reqCut,
+		MaxArgs:       r.cfg.maxReq,
 	}
 	func() {
 		defer func() {

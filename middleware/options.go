@@ -79,6 +79,11 @@ func WithHistory(m *record.Memory) Option { return func(c *config) { c.history =
 // captured for parsing. A longer request body passes through untouched and
 // its record is marked truncated; a longer response keeps its head and its
 // last 64 KiB. Zero or less keeps the default of 1 MiB.
+//
+// The request cap is also the most a record keeps of a call's args: past
+// it, the earliest turns are cut. A conversation's records share what they
+// repeat (see record.ArgsPrefix), so raising it for long agent loops costs
+// memory per call in flight, not the square of the conversation.
 func WithMaxBody(request, response int) Option {
 	return func(c *config) {
 		if request > 0 {

@@ -199,8 +199,12 @@ func clip(s string) string {
 }
 
 // MaxArgsBytes and MaxKwargsBytes bound what a call keeps of a request.
+// MaxArgsBytes is the default of [Request.MaxArgs]: as much as the
+// recorder captures of a request by default. A conversation's records
+// share what they repeat (see record.ArgsPrefix), so keeping a long one
+// whole no longer costs its square.
 const (
-	MaxArgsBytes   = 256 << 10
+	MaxArgsBytes   = 1 << 20
 	MaxKwargsBytes = 64 << 10
 )
 

@@ -43,6 +43,18 @@ type Request struct {
 	Header        http.Header
 	Body          []byte // the captured body, at most the recorder's cap
 	BodyTruncated bool   // the body was longer than Body
+	// MaxArgs bounds the bytes of Args a call keeps; zero means
+	// [MaxArgsBytes]. The recorder sets it to its cap on a captured
+	// request (middleware.WithMaxBody), so that capturing more keeps more.
+	MaxArgs int
+}
+
+// ArgsLimit returns MaxArgs, or [MaxArgsBytes] when it is not set.
+func (r *Request) ArgsLimit() int {
+	if r.MaxArgs > 0 {
+		return r.MaxArgs
+	}
+	return MaxArgsBytes
 }
 
 // Call is what a provider understood of a request.

@@ -9,8 +9,24 @@ import (
 // capacity of zero or less.
 const DefaultMemoryCapacity = 1000
 
-// Memory keeps the latest records in a bounded ring: when it is full, the
-// oldest record is dropped and counted. It is safe for concurrent use.
+// DefaultMemoryMaxBytes bounds the bytes a [Memory] holds unless told
+// otherwise: about a thousand calls of 256 KiB that share nothing.
+const DefaultMemoryMaxBytes = 256 << 20
+
+// MemoryOptions configures [NewMemoryWith]. Zero fields are the defaults.
+type MemoryOptions struct {
+	// Capacity is the most records held; default [DefaultMemoryCapacity].
+	Capacity int
+	// MaxBytes bounds what the records held take: their Args (only what
+	// each adds to the previous record of its trace), Kwargs, Output,
+	// ProgramSource and error message. Past it the oldest records are
+	// dropped, as when the ring is full. Default [DefaultMemoryMaxBytes].
+	MaxBytes int64
+}
+
+// Memory keeps the latest records in a bounded ring: when it is full, or
+// holds more bytes than its bound, the oldest record is dropped and
+// counted. It is safe for concurrent use.
 // What comes out are normalized copies (see [Record.Normalize]), and what
 // goes in through Append is copied, so no caller can change another's view
 // of the history.
@@ -25,20 +41,23 @@ type Memory struct {
 	// linkMu orders adding: it guards the shapes, so that comparing a
 	// record's Args with the previous record's is done outside mu, which
 	// readers take.
-	linkMu  sync.Mutex
-	mu      sync.RWMutex
-	ring    []entry // grows to capacity, then wraps
-	start   int     // index of the oldest record once the ring wrapped
-	cap     int
-	dropped uint64
-	traces  map[string]*traceState
+	linkMu   sync.Mutex
+	mu       sync.RWMutex
+	ring     []entry // the records held are ring[start], ... (wrapping), n of them
+	start, n int
+	cap      int
+	bytes    int64 // what the records held take (see MemoryOptions.MaxBytes)
+	maxBytes int64
+	dropped  uint64
+	traces   map[string]*traceState
 }
 
 // entry is a record as the ring holds it: with its Args, or with args,
 // what they add to an earlier record's, and Args nil.
 type entry struct {
 	Record
-	args *argsNode
+	args  *argsNode
+	bytes int64 // counted against MaxBytes
 }
 
 // argsNode holds the Args of a record as what they add to those of an
@@ -99,10 +118,18 @@ type traceState struct {
 // NewMemory returns an empty history holding at most capacity records;
 // capacity <= 0 means [DefaultMemoryCapacity].
 func NewMemory(capacity int) *Memory {
-	if capacity <= 0 {
-		capacity = DefaultMemoryCapacity
+	return NewMemoryWith(MemoryOptions{Capacity: capacity})
+}
+
+// NewMemoryWith returns an empty history bounded as o says.
+func NewMemoryWith(o MemoryOptions) *Memory {
+	if o.Capacity <= 0 {
+		o.Capacity = DefaultMemoryCapacity
 	}
-	return &Memory{cap: capacity}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMemoryMaxBytes
+	}
+	return &Memory{cap: o.Capacity, maxBytes: o.MaxBytes}
 }
 
 // Append stores a copy of r, dropping the oldest record when full.
@@ -171,13 +198,8 @@ func (m *Memory) add(r Record, telemetry bool) Record {
 	if m.traces == nil {
 		m.traces = make(map[string]*traceState)
 	}
-	if len(m.ring) == m.cap {
-		old := &m.ring[m.start]
-		held := m.traces[old.TraceID]
-		if held.count--; held.count == 0 {
-			delete(m.traces, old.TraceID)
-		}
-		m.dropped++
+	if m.n == m.cap {
+		m.dropOldestLocked()
 	}
 	held := m.traces[r.TraceID]
 	if held == nil {
@@ -191,13 +213,48 @@ func (m *Memory) add(r Record, telemetry bool) Record {
 	}
 	held.newest = node
 	held.shape, held.spare = *shape, held.shape
-	if len(m.ring) < m.cap {
-		m.ring = append(m.ring, e)
-	} else {
-		m.ring[m.start] = e
-		m.start = (m.start + 1) % m.cap
+	e.bytes = int64(len(e.Args) + len(e.Kwargs) + len(e.Output) + len(e.ProgramSource) + len(e.ErrorMessage))
+	if e.args != nil {
+		e.bytes += int64(len(e.args.rest))
+	}
+	m.pushLocked(e)
+	for m.bytes > m.maxBytes && m.n > 1 {
+		m.dropOldestLocked()
 	}
 	return r
+}
+
+// pushLocked stores e as the newest record.
+func (m *Memory) pushLocked(e entry) {
+	if m.n == len(m.ring) {
+		// Grow in order: the ring is full only up to what it held so far.
+		grown := make([]entry, m.n, min(max(2*m.n, 16), m.cap))
+		for i := range m.n {
+			grown[i] = m.ring[(m.start+i)%len(m.ring)]
+		}
+		m.ring, m.start = append(grown, e), 0
+		m.n++
+		m.bytes += e.bytes
+		return
+	}
+	m.ring[(m.start+m.n)%len(m.ring)] = e
+	m.n++
+	m.bytes += e.bytes
+}
+
+// dropOldestLocked drops the oldest record. What later records of its
+// trace are made of stays, in their args nodes: nothing is copied.
+func (m *Memory) dropOldestLocked() {
+	old := &m.ring[m.start]
+	held := m.traces[old.TraceID]
+	if held.count--; held.count == 0 {
+		delete(m.traces, old.TraceID)
+	}
+	m.bytes -= old.bytes
+	*old = entry{}
+	m.start = (m.start + 1) % len(m.ring)
+	m.n--
+	m.dropped++
 }
 
 // TraceLen returns how many records of one trace are held.
@@ -238,7 +295,7 @@ func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total
 		total = st.count
 	}
 	var held []*entry // newest first
-	for i := len(m.ring) - 1; i >= 0 && len(held) < min(n, total); i-- {
+	for i := m.n - 1; i >= 0 && len(held) < min(n, total); i-- {
 		if e := &m.ring[(m.start+i)%len(m.ring)]; e.TraceID == traceID {
 			held = append(held, e)
 		}
@@ -269,13 +326,13 @@ func summary(r *Record) Record {
 func (m *Memory) collect(traceID string, oneTrace bool) []Record {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]Record, 0, len(m.ring))
+	out := make([]Record, 0, m.n)
 	type copied struct {
 		e    *entry
 		args []byte
 	}
 	last := map[string]copied{} // each trace's latest record copied, and its Args
-	for i := range m.ring {
+	for i := range m.n {
 		e := &m.ring[(m.start+i)%len(m.ring)]
 		if oneTrace && e.TraceID != traceID {
 			continue
@@ -313,7 +370,15 @@ func copyOf(e, prev *entry, prevArgs []byte) Record {
 func (m *Memory) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return len(m.ring)
+	return m.n
+}
+
+// Bytes returns what the records held take, as counted against
+// [MemoryOptions.MaxBytes].
+func (m *Memory) Bytes() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.bytes
 }
 
 // Cap returns the most records the history holds.
@@ -332,7 +397,7 @@ func (m *Memory) Reset() {
 	defer m.linkMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ring, m.start, m.dropped, m.traces = nil, 0, 0, nil
+	m.ring, m.start, m.n, m.bytes, m.dropped, m.traces = nil, 0, 0, 0, 0, nil
 }
 
 // normalized returns a normalized copy of r. Records are normalized when

@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -159,4 +160,36 @@ func TestMemoryAddFillsTelemetry(t *testing.T) {
 	assert.Equal(t, 0, m.TraceLen("b"))
 	_, total := m.TraceTail("a", 0)
 	assert.Equal(t, m.TraceLen("a"), total)
+}
+
+// Large records that share nothing are bounded by bytes as well as by
+// count: the oldest go first, and the newest is always kept.
+func TestMemoryMaxBytes(t *testing.T) {
+	m := record.NewMemoryWith(record.MemoryOptions{Capacity: 100, MaxBytes: 10 << 10})
+	big := func(id string, n int) record.Record {
+		r := rec(id, id)
+		r.Args = []byte(`["` + strings.Repeat("x", n) + `"]`)
+		return r
+	}
+	for i := range 10 {
+		m.Add(big(fmt.Sprint(i), 3<<10))
+		assert.LessOrEqual(t, m.Bytes(), int64(10<<10))
+	}
+	assert.Equal(t, []string{"7", "8", "9"}, ids(m.Records()))
+	assert.Equal(t, uint64(7), m.Dropped())
+
+	m.Add(big("huge", 50<<10))
+	assert.Equal(t, []string{"huge"}, ids(m.Records()), "alone, however big")
+	m.Add(big("small", 10))
+	assert.Equal(t, []string{"small"}, ids(m.Records()))
+
+	// A conversation counts what each record adds, so it fits where its
+	// records whole would not.
+	conv := chat(30, 300)
+	c := record.NewMemoryWith(record.MemoryOptions{MaxBytes: 40 << 10})
+	for i, args := range conv {
+		c.Add(call(i, "t", args))
+	}
+	assert.Equal(t, 30, c.Len(), "%d bytes held", c.Bytes())
+	assert.Equal(t, strs(conv), argsOf(c.Records()))
 }

@@ -199,9 +199,14 @@ func TestLongConversationKeepsTheLatestTurns(t *testing.T) {
 		msgs = append(msgs, `{"role":"user","content":"turn `+strings.Repeat("x", 100)+`"}`)
 	}
 	msgs = append(msgs, `{"role":"user","content":"the last turn"}`)
-	call, _ := anthropic.Provider{}.ParseRequest(request("POST", api, `{"model":"m","system":"first","messages":[`+strings.Join(msgs, ",")+`]}`))
+	req := request("POST", api, `{"model":"m","system":"first","messages":[`+strings.Join(msgs, ",")+`]}`)
+	req.MaxArgs = 200 << 10 // less than the conversation
+	call, _ := anthropic.Provider{}.ParseRequest(req)
 	assert.Equal(t, []string{"args"}, call.Truncated)
-	assert.LessOrEqual(t, len(call.Args), providers.MaxArgsBytes)
+	assert.LessOrEqual(t, len(call.Args), req.MaxArgs)
+	req.MaxArgs = 0
+	whole, _ := anthropic.Provider{}.ParseRequest(req)
+	assert.Nil(t, whole.Truncated, "within providers.MaxArgsBytes, kept whole by default")
 	assert.Contains(t, string(call.Args), "the last turn")
 	assert.Contains(t, string(call.Args), "earlier items cut")
 	assert.True(t, json.Valid(call.Args))

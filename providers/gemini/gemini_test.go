@@ -179,8 +179,13 @@ func TestHugeContentsKeepTheLatestTurns(t *testing.T) {
 		turns = append(turns, fmt.Sprintf(`{"role":"user","parts":[{"text":"turn %d %s"}]}`, i, strings.Repeat("x", 200)))
 	}
 	body := `{"contents":[` + strings.Join(turns, ",") + `]}`
-	call, _ := gemini.Provider{}.ParseRequest(request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", body))
-	assert.LessOrEqual(t, len(call.Args), providers.MaxArgsBytes)
+	req := request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", body)
+	req.MaxArgs = 200 << 10 // less than the conversation
+	call, _ := gemini.Provider{}.ParseRequest(req)
+	assert.LessOrEqual(t, len(call.Args), req.MaxArgs)
+	req.MaxArgs = 0
+	whole, _ := gemini.Provider{}.ParseRequest(req)
+	assert.Nil(t, whole.Truncated, "within providers.MaxArgsBytes, kept whole by default")
 	assert.Equal(t, []string{"args"}, call.Truncated)
 	assert.Contains(t, string(call.Args), "turn 1999 ")
 	assert.NotContains(t, string(call.Args), `"turn 0 `)

@@ -53,7 +53,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	root := wire.Parse(body)
 	switch {
 	case root.IsArray():
-		call.Args, _, call.Truncated = fitElems(root, call.Truncated)
+		call.Args, _, call.Truncated = fitElems(root, req.ArgsLimit(), call.Truncated)
 	case root.IsObject():
 		// One pass over the top level: the model, the stream flag and the
 		// conversation are read on the way, never looked up again.
@@ -63,7 +63,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 			switch {
 			case isConversation(key) && v.IsArray():
 				var last gjson.Result
-				call.Args, last, call.Truncated = fitElems(v, call.Truncated)
+				call.Args, last, call.Truncated = fitElems(v, req.ArgsLimit(), call.Truncated)
 				call.Speaker = speakerOf(last)
 				return true
 			case key == "model" && v.Type == gjson.String:
@@ -92,9 +92,9 @@ func isConversation(key string) bool {
 	return false
 }
 
-// fitElems returns the elements of arr as an array within the args
-// limit, and the last element.
-func fitElems(arr gjson.Result, truncated []string) (json.RawMessage, gjson.Result, []string) {
+// fitElems returns the elements of arr as an array within limit bytes,
+// and the last element.
+func fitElems(arr gjson.Result, limit int, truncated []string) (json.RawMessage, gjson.Result, []string) {
 	var elems []string // views into the body: FitArray copies them
 	var last gjson.Result
 	arr.ForEach(func(_, v gjson.Result) bool {
@@ -102,7 +102,7 @@ func fitElems(arr gjson.Result, truncated []string) (json.RawMessage, gjson.Resu
 		last = v
 		return true
 	})
-	out, cut := providers.FitArray(elems, providers.MaxArgsBytes)
+	out, cut := providers.FitArray(elems, limit)
 	if cut {
 		truncated = append(truncated, "args")
 	}

@@ -64,8 +64,13 @@ func TestHugeConversationKeepsTheLatestTurns(t *testing.T) {
 	for i := range 2000 {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d %s"}`, i, strings.Repeat("x", 200)))
 	}
-	call, _ := generic.Provider{}.ParseRequest(request("POST", "http://x/c", `{"messages":[`+strings.Join(msgs, ",")+`]}`))
-	assert.LessOrEqual(t, len(call.Args), providers.MaxArgsBytes)
+	req := request("POST", "http://x/c", `{"messages":[`+strings.Join(msgs, ",")+`]}`)
+	req.MaxArgs = 200 << 10 // less than the conversation
+	call, _ := generic.Provider{}.ParseRequest(req)
+	assert.LessOrEqual(t, len(call.Args), req.MaxArgs)
+	req.MaxArgs = 0
+	whole, _ := generic.Provider{}.ParseRequest(req)
+	assert.Nil(t, whole.Truncated, "within providers.MaxArgsBytes, kept whole by default")
 	assert.Equal(t, []string{"args"}, call.Truncated)
 	assert.Contains(t, string(call.Args), "turn 1999 ")
 	assert.NotContains(t, string(call.Args), `"turn 0 `)

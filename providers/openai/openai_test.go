@@ -130,9 +130,14 @@ func TestLongConversationKeepsTheLatestTurns(t *testing.T) {
 		_ = i
 	}
 	msgs = append(msgs, `{"role":"user","content":"the last turn"}`)
-	call, _ := openai.Provider{}.ParseRequest(request("POST", "https://x/v1/chat/completions", `{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
+	req := request("POST", "https://x/v1/chat/completions", `{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`)
+	req.MaxArgs = 200 << 10 // less than the conversation
+	call, _ := openai.Provider{}.ParseRequest(req)
 	assert.Equal(t, []string{"args"}, call.Truncated)
-	assert.LessOrEqual(t, len(call.Args), providers.MaxArgsBytes)
+	assert.LessOrEqual(t, len(call.Args), req.MaxArgs)
+	req.MaxArgs = 0
+	whole, _ := openai.Provider{}.ParseRequest(req)
+	assert.Nil(t, whole.Truncated, "within providers.MaxArgsBytes, kept whole by default")
 	assert.Contains(t, string(call.Args), "the last turn")
 	assert.True(t, json.Valid(call.Args))
 }
