@@ -227,15 +227,12 @@ func (m *Memory) add(r Record, telemetry bool) Record {
 // pushLocked stores e as the newest record.
 func (m *Memory) pushLocked(e entry) {
 	if m.n == len(m.ring) {
-		// Grow in order: the ring is full only up to what it held so far.
-		grown := make([]entry, m.n, min(max(2*m.n, 16), m.cap))
+		// Every slot is taken, and there is room to grow: double, in order.
+		grown := make([]entry, min(max(2*m.n, 16), m.cap))
 		for i := range m.n {
 			grown[i] = m.ring[(m.start+i)%len(m.ring)]
 		}
-		m.ring, m.start = append(grown, e), 0
-		m.n++
-		m.bytes += e.bytes
-		return
+		m.ring, m.start = grown, 0
 	}
 	m.ring[(m.start+m.n)%len(m.ring)] = e
 	m.n++

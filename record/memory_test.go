@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -192,4 +193,19 @@ func TestMemoryMaxBytes(t *testing.T) {
 	}
 	assert.Equal(t, 30, c.Len(), "%d bytes held", c.Bytes())
 	assert.Equal(t, strs(conv), argsOf(c.Records()))
+}
+
+// The ring grows by doubling: filling it allocates in proportion to its
+// size, not to its square.
+func TestMemoryGrowsByDoubling(t *testing.T) {
+	m := record.NewMemory(20000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 10000 {
+		m.Add(rec(fmt.Sprint(i), "t"))
+	}
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("10,000 records: %d bytes allocated", allocated)
+	assert.Less(t, allocated, uint64(64<<20))
 }
