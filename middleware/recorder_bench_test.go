@@ -161,12 +161,14 @@ func BenchmarkConversation(b *testing.B) {
 				var rt http.RoundTripper = memoryTransport{body: benchResponse, contentType: "application/json"}
 				var rec *middleware.Recorder
 				var file countingWriter
+				// 1,000 turns take about 1 MiB: capture them whole.
+				capture := middleware.WithMaxBody(8<<20, 0)
 				switch variant {
 				case "recorder":
-					rec = middleware.NewRecorder()
+					rec = middleware.NewRecorder(capture)
 				case "recorder+jsonl", "recorder+jsonl_args_prefix":
 					j := record.NewJSONLWith(&file, record.JSONLOptions{ArgsPrefix: variant == "recorder+jsonl_args_prefix"})
-					rec = middleware.NewRecorder(middleware.WithSink(j))
+					rec = middleware.NewRecorder(capture, middleware.WithSink(j))
 				}
 				if rec != nil {
 					rt = middleware.Chain(rt, rec.Middleware())
