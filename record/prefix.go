@@ -233,6 +233,21 @@ func (p *prefixResolver) resolve(r *Record) bool {
 	return true
 }
 
+// ArgsJoiner puts back together the Args of records read one line at a
+// time, as [Reader] does, for programs that read lines themselves (to
+// follow a file being written, say). Give it every record of the file,
+// in order. It is not safe for concurrent use.
+type ArgsJoiner struct{ p *prefixResolver }
+
+// NewArgsJoiner returns a joiner that has seen no record.
+func NewArgsJoiner() *ArgsJoiner { return &ArgsJoiner{p: newPrefixResolver()} }
+
+// Join completes r's Args when r has an [ArgsPrefix], and remembers r for
+// the records after it. It reports false when the earlier record r names
+// was not seen or does not match: r then keeps its ArgsPrefix and only
+// the Args it adds, and its Truncated names "args".
+func (j *ArgsJoiner) Join(r *Record) bool { return j.p.resolve(r) }
+
 func (p *prefixResolver) unresolved(r *Record) bool {
 	p.latest.forget(r.TraceID)
 	if !hasString(r.Truncated, "args") {

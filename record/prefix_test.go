@@ -500,3 +500,27 @@ func FuzzArgsPrefix(f *testing.F) {
 		assert.Equal(t, want, argsOf(got))
 	})
 }
+
+// A program reading lines itself gets the same records as a Reader.
+func TestArgsJoiner(t *testing.T) {
+	conv := chat(5, 300)
+	var rs []record.Record
+	for i, args := range conv {
+		rs = append(rs, call(i, "t", args))
+	}
+	file := lines(writeCompact(t, rs))
+	j := record.NewArgsJoiner()
+	for i, l := range file {
+		r, err := record.DecodeLine([]byte(l))
+		require.NoError(t, err)
+		require.True(t, j.Join(&r), "line %d", i+1)
+		assert.Equal(t, string(conv[i]), string(r.Args))
+	}
+	// Starting in the middle, as a follower that skipped what was there.
+	j = record.NewArgsJoiner()
+	r, err := record.DecodeLine([]byte(file[3]))
+	require.NoError(t, err)
+	assert.False(t, j.Join(&r))
+	assert.Contains(t, r.Truncated, "args")
+	assert.NotNil(t, r.ArgsPrefix)
+}

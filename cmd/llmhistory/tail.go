@@ -98,9 +98,10 @@ type tailer struct {
 	pending []byte    // those bytes, unless skip
 	skip    bool      // the current line grew past maxTailLine: drop it at its newline
 
-	records, bad int            // whole lines read that were, and were not, records
-	listed       map[string]int // lines of each kind of trouble listed
-	unlisted     map[string]int // and those past maxTailWarnings
+	records, bad int                // whole lines read that were, and were not, records
+	args         *record.ArgsJoiner // completes the Args of records written with args_prefix
+	listed       map[string]int     // lines of each kind of trouble listed
+	unlisted     map[string]int     // and those past maxTailWarnings
 }
 
 // errNotHistory is a file with lines of which none is a record.
@@ -268,6 +269,7 @@ func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
 					t.trouble("lines that are not records", "%s:%d: %v\n", t.path, t.line, err)
 				} else {
 					t.records++
+					t.join(&r)
 					emit(r)
 				}
 			}
@@ -297,12 +299,22 @@ func (t *tailer) flushLast(emit func(record.Record)) {
 	t.line++
 	if r, err := record.DecodeLine(line); err == nil {
 		t.records++
+		t.join(&r)
 		emit(r)
 	} else if record.ValidJSON(line) {
 		t.bad++
 		t.trouble("lines that are not records", "%s:%d: %v\n", t.path, t.line, err)
 	}
 	t.partial, t.pending = 0, t.pending[:0]
+}
+
+// join completes r's Args from the records read before it, when it was
+// written with args_prefix: export sends them whole (with -content).
+func (t *tailer) join(r *record.Record) {
+	if t.args == nil {
+		t.args = record.NewArgsJoiner()
+	}
+	t.args.Join(r)
 }
 
 // hold keeps b as part of the current line, up to maxTailLine.

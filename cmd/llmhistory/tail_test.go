@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,4 +142,39 @@ func TestTailBadInput(t *testing.T) {
 	code, _, stderr = runCmd(t, "", "tail", "-color", "sometimes", "x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "-color must be")
+}
+
+// A file written with args_prefix is read, by tail and by export, with
+// every record's Args whole, as the recorder's history had them.
+func TestTailerJoinsArgsPrefix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	file, err := record.OpenJSONLWith(path, record.JSONLOptions{ArgsPrefix: true})
+	require.NoError(t, err)
+	history := record.NewMemory(0)
+	msgs := []string{`{"role":"system","content":"` + strings.Repeat("Answer briefly. ", 20) + `"}`}
+	var want []string
+	for i := range 4 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"question %d"}`, i))
+		args := "[" + strings.Join(msgs, ",") + "]"
+		want = append(want, args)
+		r := record.Record{CallID: fmt.Sprintf("c%d", i), Timestamp: record.FormatTime(time.Now()), Speaker: record.SpeakerUser,
+			MethodName: "openai.chat.completions.create", TraceID: "t", Args: []byte(args), Outcome: record.Success("chat.completion")}
+		require.NoError(t, file.Append(context.Background(), history.Add(r)))
+		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":"answer %d"}`, i))
+	}
+	require.NoError(t, file.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"args_prefix"`)
+
+	tl := &tailer{cmd: "export", path: path, warn: io.Discard, poll: time.Millisecond}
+	require.NoError(t, tl.open())
+	defer tl.close()
+	var got []string
+	require.NoError(t, tl.consume(context.Background(), func(r record.Record) {
+		assert.Nil(t, r.ArgsPrefix)
+		got = append(got, string(r.Args))
+	}))
+	tl.flushLast(func(r record.Record) { got = append(got, string(r.Args)) })
+	assert.Equal(t, want, got)
 }
