@@ -1,6 +1,9 @@
 package record
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // A walk over a JSON document that validates as it goes: the providers read
 // the members of a body and learn whether it is valid JSON in one pass,
@@ -177,7 +180,9 @@ func EachValidMember(b []byte, fn func(key, value []byte) bool) {
 		}
 		end := validStringEnd(b, i)
 		key := b[i+1 : max(end-1, i+1)]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		// Decoded as EachMember decodes it: escapes, and invalid UTF-8
+		// repaired (keys are short, so the check costs little).
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
 			if k, ok := String(b[i:end]); ok {
 				key = []byte(k)
 			}
