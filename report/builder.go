@@ -29,8 +29,10 @@ type Options struct {
 	// MaxKeys caps the distinct speakers, methods, models, error types and
 	// pattern tags counted; default 1,000. The rest are counted as "(other)".
 	MaxKeys int
-	// MaxLatencyMethods caps the methods with a latency histogram of their
-	// own (about 4 KiB each); default 100. The rest share one, "(other)".
+	// MaxLatencyMethods caps the methods with latency histograms of their
+	// own (about 4 KiB each, and as much again for the time to first chunk
+	// of a method with streamed calls); default 100. The rest share one
+	// pair, "(other)".
 	MaxLatencyMethods int
 	// MaxCallIDs caps the distinct call ids held for the duplicate check;
 	// default 1,048,576 (about 40 MiB when full). Later records are not checked.
@@ -127,8 +129,8 @@ type Builder struct {
 	attempts       [5]int64 // 1, 2, 3, 4, 5+
 	retried, extra int64
 
-	latency      map[string]*histogram
-	latencyOther histogram
+	latency      map[string]*methodLatency
+	latencyOther methodLatency
 
 	tokens      map[string]*Tokens
 	tokensOther Tokens
@@ -155,6 +157,15 @@ type Builder struct {
 	inputs []Input // the sources ReadFrom read
 }
 
+// methodLatency is what one method's records took: their durations, and
+// for the streamed ones the time to their first chunk.
+type methodLatency struct {
+	duration, firstChunk histogram
+}
+
+// used reports whether any record was counted.
+func (l *methodLatency) used() bool { return l.duration.n > 0 || l.firstChunk.n > 0 }
+
 type example struct {
 	span, callID string
 	tries        int
@@ -171,7 +182,7 @@ func NewBuilder(opts Options) *Builder {
 		tags:     newCounter(o.MaxKeys),
 		examples: make(map[string]*example),
 		errors:   make(map[string]*ErrorType),
-		latency:  make(map[string]*histogram),
+		latency:  make(map[string]*methodLatency),
 		tokens:   make(map[string]*Tokens),
 
 		providers: make(map[string]*Provider),
@@ -230,8 +241,16 @@ func (b *Builder) Add(r record.Record) {
 	model := label(r.Model)
 	b.models.add(model, 1)
 
-	if r.DurationMS > 0 && !math.IsInf(r.DurationMS, 0) {
-		b.latencyOf(method).add(r.DurationMS)
+	timedCall := r.DurationMS > 0 && !math.IsInf(r.DurationMS, 0)
+	streamed := r.TimeToFirstChunkMS > 0 && !math.IsInf(r.TimeToFirstChunkMS, 0)
+	if timedCall || streamed {
+		l := b.latencyOf(method)
+		if timedCall {
+			l.duration.add(r.DurationMS)
+		}
+		if streamed {
+			l.firstChunk.add(r.TimeToFirstChunkMS)
+		}
 	}
 	if r.Usage != nil {
 		t := b.tokensOf(model)
@@ -299,17 +318,17 @@ func (b *Builder) addError(r record.Record) {
 	}
 }
 
-func (b *Builder) latencyOf(method string) *histogram {
+func (b *Builder) latencyOf(method string) *methodLatency {
 	method = keyOf(method)
-	h, ok := b.latency[method]
+	l, ok := b.latency[method]
 	if !ok {
 		if len(b.latency) >= b.opts.MaxLatencyMethods {
 			return &b.latencyOther
 		}
-		h = new(histogram)
-		b.latency[method] = h
+		l = new(methodLatency)
+		b.latency[method] = l
 	}
-	return h
+	return l
 }
 
 func (b *Builder) tokensOf(model string) *Tokens {
@@ -724,28 +743,36 @@ func (b *Builder) errorTypes() []ErrorType {
 	return out
 }
 
-func latencyOf(method string, h *histogram) Latency {
+func latencyOf(method string, l *methodLatency) Latency {
 	ms := func(v float64) float64 { return math.Round(v*1000) / 1000 }
-	return Latency{
-		Method:  method,
-		Records: h.n,
-		P50MS:   ms(h.quantile(0.50)),
-		P90MS:   ms(h.quantile(0.90)),
-		P99MS:   ms(h.quantile(0.99)),
-		MaxMS:   ms(h.max),
-		MeanMS:  ms(h.sum / float64(h.n)),
+	h, fc := &l.duration, &l.firstChunk
+	out := Latency{
+		Method:          method,
+		Records:         h.n,
+		P50MS:           ms(h.quantile(0.50)),
+		P90MS:           ms(h.quantile(0.90)),
+		P99MS:           ms(h.quantile(0.99)),
+		MaxMS:           ms(h.max),
+		FirstChunkCount: fc.n,
+		FirstChunkP50MS: ms(fc.quantile(0.50)),
+		FirstChunkP95MS: ms(fc.quantile(0.95)),
+		FirstChunkMaxMS: ms(fc.max),
 	}
+	if h.n > 0 {
+		out.MeanMS = ms(h.sum / float64(h.n))
+	}
+	return out
 }
 
 func (b *Builder) latencies() []Latency {
 	out := []Latency{}
-	for m, h := range b.latency {
-		out = append(out, latencyOf(m, h))
+	for m, l := range b.latency {
+		out = append(out, latencyOf(m, l))
 	}
 	slices.SortFunc(out, func(a, b Latency) int {
-		return cmp.Or(cmp.Compare(b.Records, a.Records), strings.Compare(a.Method, b.Method))
+		return cmp.Or(cmp.Compare(b.Records, a.Records), cmp.Compare(b.FirstChunkCount, a.FirstChunkCount), strings.Compare(a.Method, b.Method))
 	})
-	if b.latencyOther.n > 0 {
+	if b.latencyOther.used() {
 		out = append(out, latencyOf("(other)", &b.latencyOther))
 	}
 	return out
@@ -890,7 +917,7 @@ func (b *Builder) notes(r *Report) []string {
 	if b.errorsOther.Count > 0 {
 		notes = append(notes, fmt.Sprintf("More than %d distinct error types: the rest are counted under (other).", b.opts.MaxKeys))
 	}
-	if b.latencyOther.n > 0 {
+	if b.latencyOther.used() {
 		notes = append(notes, fmt.Sprintf("Latency is kept per method for the first %d methods; the rest share (other).", b.opts.MaxLatencyMethods))
 	}
 	if b.tokensOther.Records > 0 {

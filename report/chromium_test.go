@@ -60,6 +60,7 @@ func TestHTMLInChromium(t *testing.T) {
 
 	dom := string(run("--dump-dom"))
 	require.Contains(t, dom, "LLM call history: evidence report")
+	assert.Contains(t, dom, `<th class="n">First chunk p95</th>`, "the fixture's streamed call")
 	charts := svgCharts(dom)
 	// Latency: the legend's 3 squares and p50, p90, p99 per method (3
 	// methods); patterns: one bar per tag (6 generated, x-custom); errors:

@@ -2,7 +2,8 @@
 // architecture review of how an application uses its LLM history: how
 // often generated code reads the conversation history and with which
 // query patterns, whether every call was appended and carried the history
-// guidance, error, retry, latency, token and spend figures per method,
+// guidance, error, retry, latency (with the time to first chunk of
+// streamed calls), token and spend figures per method,
 // model and provider, and the evidence-review checklist with a verdict per
 // item.
 //
@@ -25,7 +26,10 @@
 // version of this module and of Go, and from which inputs, with the lines
 // read, the records and the bad lines of each. Durations are shown in the
 // unit a person reads (200 µs, 40.9 ms, 5.6 s); the JSON keeps
-// milliseconds.
+// milliseconds. When some record was streamed, the latency table of the
+// Markdown and HTML gains the time to first chunk of each method's
+// streamed calls (how many, p50, p95, max); without one, it has no such
+// column.
 //
 // # Bounds and estimates
 //
@@ -38,7 +42,10 @@
 //     MaxLatencyMethods, 100; the rest share "(other)"), in the manner of
 //     DDSketch: buckets grow by a factor γ = 1.01/0.99, so every quantile
 //     reported is within 1% (relative) of the true nearest-rank quantile,
-//     for durations from 1 µs to 10⁹ ms, in about 4 KiB per method.
+//     for durations from 1 µs to 10⁹ ms (a longer one, which no call
+//     takes, is counted as 10⁹ ms), in about 4 KiB per method. A method
+//     with streamed calls has a second one, as large, for the time to
+//     first chunk (time_to_first_chunk_ms), under the same cap.
 //   - Largest traces: Space-Saving over TraceCapacity (10,000) counters.
 //     While there are no more distinct traces than that, counts are exact;
 //     past it each count is an upper bound, too high by at most its
@@ -140,7 +147,13 @@
 //	retries                      histogram[] (name "1".."4", "5+"; count),
 //	                             retried_records, extra_attempts
 //	latency[]                    method, records, p50_ms, p90_ms, p99_ms, max_ms,
-//	                             mean_ms (records with a duration_ms only)
+//	                             mean_ms (records with a duration_ms only);
+//	                             first_chunk_count, first_chunk_p50_ms,
+//	                             first_chunk_p95_ms, first_chunk_max_ms (the
+//	                             streamed records: those with a
+//	                             time_to_first_chunk_ms; all 0 without any).
+//	                             A method is listed when a record of it has
+//	                             either
 //	tokens[]                     model, records (with usage), input_tokens,
 //	                             output_tokens, total_tokens, cached_tokens,
 //	                             cache_write_tokens, cached_share

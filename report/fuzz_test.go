@@ -24,6 +24,14 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte(`{"call_id":"c","timest`))
 	f.Add([]byte(`{"call_id":"c","timestamp":"0001-01-01T00:00:00Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"model":"gpt-4o","usage":{"input_tokens":5,"output_tokens":1},"cost":{"usd":1e308,"table":""},"trace_id":"t","history_query_patterns":[]}` + "\n" +
 		`{"call_id":"d","timestamp":"9999-12-31T23:59:59Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"usage":{"input_tokens":5,"cached_tokens":9},"cost":{"usd":-1,"table":"x"},"history_query_patterns":[]}` + "\n"))
+	// Streamed calls: a time to first chunk without a duration, huge,
+	// negative, and past the cap on methods with latency of their own.
+	streamed := []record.Record{call("s1", 0), call("s2", 1), call("s3", 2), call("s4", 3)}
+	streamed[0].DurationMS, streamed[0].TimeToFirstChunkMS = 0, 12.5
+	streamed[1].MethodName, streamed[1].TimeToFirstChunkMS = "anthropic.messages.create", 1e308
+	streamed[2].MethodName, streamed[2].TimeToFirstChunkMS = "anthropic.messages.create", -3
+	streamed[3].MethodName, streamed[3].TimeToFirstChunkMS = "gemini.models.streamGenerateContent", 0.0004
+	f.Add(encode(f, streamed...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := report.Options{TraceCapacity: 2, MaxKeys: 2, MaxCallIDs: 2, MaxLatencyMethods: 1}
 		if len(data)%2 == 1 {

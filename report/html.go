@@ -31,7 +31,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		RetriesText:  r.retriesText(),
 		TracesText:   r.tracesText(),
 		BadInputText: r.badInputText(),
-		LatencyNote:  latencyNote,
+		LatencyNote:  r.latencyText(),
+		LatencyHead:  r.latencyHeader(),
 		Latency:      latencyChart(r.Latency),
 		Patterns:     barChart("chart-patterns", "Records by history query pattern tag", patternBars(r.Patterns)),
 		Errors:       barChart("chart-errors", "Records by error type", errorBars(r.Errors)),
@@ -41,6 +42,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		CacheText:    r.cacheText(),
 		Unpriced:     r.unpricedRows(),
 		Spend:        spendChart(r.Spend.OverTime),
+	}
+	for _, l := range r.Latency {
+		data.LatencyRows = append(data.LatencyRows, latencyRow{Method: l.Method, Cells: r.latencyCells(l)})
 	}
 	if err := pageTemplate.Execute(bw, data); err != nil {
 		return err
@@ -57,6 +61,14 @@ type htmlData struct {
 	SpendText, TraceSpend, CacheText                                string
 	SpendRows                                                       []spendRow
 	Unpriced                                                        []row
+	LatencyHead                                                     []string
+	LatencyRows                                                     []latencyRow
+}
+
+// latencyRow is one method's row of the latency table.
+type latencyRow struct {
+	Method string
+	Cells  []string
 }
 
 // chart is an SVG chart laid out in Go, so the template only places it.
@@ -194,7 +206,13 @@ func barChart(id, title string, bars []bar) chart {
 // quantile and value.
 func latencyChart(ls []Latency) chart {
 	c := chart{ID: "chart-latency", Title: "Latency per method: p50, p90 and p99 (logarithmic scale)", Width: chartWidth}
-	ls = ls[:min(len(ls), maxChartRows)]
+	var timed []Latency // a method whose records are all without a duration has no bar
+	for _, l := range ls {
+		if l.Records > 0 {
+			timed = append(timed, l)
+		}
+	}
+	ls = timed[:min(len(timed), maxChartRows)]
 	lo, hi := math.Inf(1), 0.0
 	for _, l := range ls {
 		for _, v := range []float64{l.P50MS, l.P90MS, l.P99MS} {
@@ -536,9 +554,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- if .R.Latency}}
 <p class="note">{{.LatencyNote}}</p>
 <table>
-<tr><th>Method</th><th class="n">Records</th><th class="n">p50</th><th class="n">p90</th><th class="n">p99</th><th class="n">max</th></tr>
-{{- range .R.Latency}}
-<tr><td>{{.Method}}</td><td class="n">{{num .Records}}</td><td class="n">{{human .P50MS}}</td><td class="n">{{human .P90MS}}</td><td class="n">{{human .P99MS}}</td><td class="n">{{human .MaxMS}}</td></tr>
+<tr><th>Method</th>{{range .LatencyHead}}<th class="n">{{.}}</th>{{end}}</tr>
+{{- range .LatencyRows}}
+<tr><td>{{.Method}}</td>{{range .Cells}}<td class="n">{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
 {{- end}}

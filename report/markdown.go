@@ -256,12 +256,13 @@ func (r *Report) markdown(m *mdWriter) {
 	if len(r.Latency) == 0 {
 		m.printf("No record carries a duration.\n\n")
 	} else {
-		m.printf("%s\n\n", latencyNote)
+		m.printf("%s\n\n", r.latencyText())
 		rows = rows[:0]
 		for _, l := range r.Latency {
-			rows = append(rows, []string{md(l.Method), num(l.Records), human(l.P50MS), human(l.P90MS), human(l.P99MS), human(l.MaxMS)})
+			rows = append(rows, append([]string{md(l.Method)}, r.latencyCells(l)...))
 		}
-		m.table("lrrrrr", []string{"Method", "Records", "p50", "p90", "p99", "max"}, rows)
+		header := append([]string{"Method"}, r.latencyHeader()...)
+		m.table("l"+strings.Repeat("r", len(header)-1), header, rows)
 	}
 
 	m.printf("## Tokens\n\n")

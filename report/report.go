@@ -147,16 +147,25 @@ type Retries struct {
 }
 
 // Latency is the duration of one method's calls, in milliseconds, over the
-// records that carry a duration. Quantiles are within 1% of the true value
-// (see the package doc).
+// records that carry a duration, and the time to first chunk of its
+// streamed calls. Quantiles are within 1% of the true value (see the
+// package doc). A method is listed when some record of it carries either.
 type Latency struct {
 	Method  string  `json:"method"`
-	Records int64   `json:"records"`
+	Records int64   `json:"records"` // records with a duration_ms
 	P50MS   float64 `json:"p50_ms"`
 	P90MS   float64 `json:"p90_ms"`
 	P99MS   float64 `json:"p99_ms"`
 	MaxMS   float64 `json:"max_ms"`
 	MeanMS  float64 `json:"mean_ms"`
+	// FirstChunkCount counts the streamed records, those with a
+	// time_to_first_chunk_ms: the time from the call's start to the first
+	// bytes of the response body. The quantiles and maximum are over them,
+	// all four 0 when there are none.
+	FirstChunkCount int64   `json:"first_chunk_count"`
+	FirstChunkP50MS float64 `json:"first_chunk_p50_ms"`
+	FirstChunkP95MS float64 `json:"first_chunk_p95_ms"`
+	FirstChunkMaxMS float64 `json:"first_chunk_max_ms"`
 }
 
 // Tokens sums the usage of one model's records that report usage. As in

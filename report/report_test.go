@@ -70,6 +70,7 @@ func fixture() []record.Record {
 	a.HistoryAccessDetected = true
 	a.HistoryQueryPatterns = []string{"filter", "slice"}
 	a.ConversationHistorySize = 1
+	a.TimeToFirstChunkMS = 38.2 // streamed
 
 	b := call("c2", 1)
 	b.Speaker = record.SpeakerAgent
@@ -155,6 +156,10 @@ func TestFigures(t *testing.T) {
 	assert.Equal(t, int64(3), r.Latency[0].Records, "a record without duration is not a 0 ms call")
 	assert.InDelta(t, 100, r.Latency[0].P50MS, 1)
 	assert.Equal(t, 2400.0, r.Latency[0].MaxMS)
+	assert.Equal(t, int64(1), r.Latency[0].FirstChunkCount, "c1 was streamed")
+	assert.InEpsilon(t, 38.2, r.Latency[0].FirstChunkP50MS, 0.01)
+	assert.Equal(t, 38.2, r.Latency[0].FirstChunkMaxMS)
+	assert.Zero(t, r.Latency[1].FirstChunkCount, "c3 was not streamed")
 	assert.Equal(t, []report.Tokens{
 		{Model: "gpt-4o-mini", Records: 1, InputTokens: 100, OutputTokens: 20, TotalTokens: 120},
 		{Model: "gemini-2.0-flash", Records: 1, InputTokens: 40, OutputTokens: 10, TotalTokens: 50},

@@ -68,7 +68,7 @@ func (c *counter) sorted() []Count {
 const (
 	latencyAlpha = 0.01
 	latencyMinMS = 1e-3 // at or below: the zero bucket
-	latencyMaxMS = 1e9  // above: clamped to the last bucket (11.5 days)
+	latencyMaxMS = 1e9  // above: counted as this, in the last bucket (11.5 days)
 )
 
 var (
@@ -92,6 +92,9 @@ func (h *histogram) add(ms float64) {
 	if math.IsNaN(ms) || ms < 0 {
 		return
 	}
+	// No call takes longer: a larger figure is damage, and 1e308 would
+	// make the maximum overflow to +Inf when rounded, and the sum at once.
+	ms = min(ms, latencyMaxMS)
 	if h.n == 0 || ms < h.min {
 		h.min = ms
 	}

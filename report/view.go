@@ -181,6 +181,54 @@ func (r *Report) spanSentence() sentence {
 
 const latencyNote = "Per logical call, retries included. Quantiles are within 1% of the true value."
 
+// firstChunkNote follows latencyNote when some record was streamed.
+const firstChunkNote = "Time to first chunk, for the streamed calls only: from the call's start to the first bytes of the response body."
+
+// streamed reports whether some record carries a time to first chunk.
+func (r *Report) streamed() bool {
+	for _, l := range r.Latency {
+		if l.FirstChunkCount > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// latencyText is the sentence over the latency table.
+func (r *Report) latencyText() string {
+	if r.streamed() {
+		return latencyNote + " " + firstChunkNote
+	}
+	return latencyNote
+}
+
+// latencyHeader names the latency table's columns after the method's: the
+// time to first chunk only when some record was streamed.
+func (r *Report) latencyHeader() []string {
+	h := []string{"Records", "p50", "p90", "p99", "max"}
+	if r.streamed() {
+		h = append(h, "Streamed", "First chunk p50", "First chunk p95", "First chunk max")
+	}
+	return h
+}
+
+// latencyCells are the cells of l's row after its method, as latencyHeader
+// names them: "–" for a figure over no record.
+func (r *Report) latencyCells(l Latency) []string {
+	ms := func(n int64, v float64) string {
+		if n == 0 {
+			return "–"
+		}
+		return human(v)
+	}
+	c := []string{num(l.Records), ms(l.Records, l.P50MS), ms(l.Records, l.P90MS), ms(l.Records, l.P99MS), ms(l.Records, l.MaxMS)}
+	if r.streamed() {
+		n := l.FirstChunkCount
+		c = append(c, num(n), ms(n, l.FirstChunkP50MS), ms(n, l.FirstChunkP95MS), ms(n, l.FirstChunkMaxMS))
+	}
+	return c
+}
+
 // badInputText is the sentence over the bad lines.
 func (r *Report) badInputText() string {
 	b := r.BadInput

@@ -25,8 +25,9 @@ const reportAbout = `Report reads the history records of each FILE (JSON Lines, 
 sink writes them; - or none: standard input) and writes the evidence report:
 the evidence-review checklist with a verdict per item, the history
 telemetry rates, query pattern tags with examples, calls, errors, retries,
-latency, tokens, spend, depth, the largest traces and any bad input.
-Memory stays bounded whatever the size of the input.
+latency (and the time to first chunk of streamed calls), tokens, spend,
+depth, the largest traces and any bad input. Memory stays bounded
+whatever the size of the input.
 
 Spend is the sum of the costs the records carry, which the recorder sets
 from its price table when each call is made; the report names the tables.
