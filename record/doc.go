@@ -29,6 +29,16 @@
 // done by [Record.AppendJSON], which cannot fail and never writes a
 // newline: a broken Args or Kwargs is repaired at that field only.
 //
+// A conversation resends itself on every call, so a trace's records
+// repeat each other's Args. [Memory] keeps only what each record adds to
+// the previous record of its trace, and a [JSONL] sink told to
+// ([JSONLOptions].ArgsPrefix) writes only the new elements and an
+// "args_prefix" naming the record they follow (see [ArgsPrefix]): a
+// conversation takes space in proportion to its length, not its square.
+// [ReadJSONL], [Reader] and [ArgsJoiner] put Args back together; a record
+// whose earlier record is missing or damaged comes back marked, and
+// [ErrUnresolvedPrefix] says so.
+//
 // # Errors
 //
 // One taxonomy serves every provider (the Error* constants), and one rule

@@ -56,6 +56,8 @@ func (b *Builder) readOne(ctx context.Context, src Source, read *int64, start ti
 	in := Input{Name: keyOf(src.Name)}
 	defer func() {
 		in.Lines, in.Torn = int64(rd.Line()), rd.Torn()
+		n, first := rd.Unresolved()
+		in.UnresolvedArgs, in.FirstUnresolvedLine = int64(n), int64(first)
 		b.inputs = append(b.inputs, in)
 	}()
 	for i := 0; ; i++ {

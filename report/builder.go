@@ -927,6 +927,11 @@ func (b *Builder) notes(r *Report) []string {
 		notes = append(notes, fmt.Sprintf("More than %d distinct traces: trace counts are upper bounds, each too high by at most %d records.", b.opts.TraceCapacity, r.Traces.MaxOvercount))
 	}
 	notes = append(notes, b.spendNotes(r)...)
+	for _, in := range b.inputs {
+		if in.UnresolvedArgs > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d records (the first on line %d) begin their args with an earlier record that is missing or damaged (args_prefix): their args hold only what they add. The figures do not depend on args.", in.Name, in.UnresolvedArgs, in.FirstUnresolvedLine))
+		}
+	}
 	if b.ids.unchecked > 0 {
 		notes = append(notes, fmt.Sprintf("Duplicate call ids were checked for the first %d distinct ids only; %d records were not checked.", b.opts.MaxCallIDs, b.ids.unchecked))
 	}

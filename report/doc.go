@@ -120,7 +120,9 @@
 //	version                      1
 //	provenance                   generated_at (RFC 3339 UTC), tool (module and Go
 //	                             versions), inputs[] (name, lines, records,
-//	                             bad_lines, torn), lines, bad_lines,
+//	                             bad_lines, torn, unresolved_args: records whose
+//	                             args_prefix named a missing or damaged record,
+//	                             first_unresolved_line), lines, bad_lines,
 //	                             price_tables[] (name, count: records priced by it),
 //	                             repriced_with ("" unless Options.Prices), prices_from
 //	summary                      records, calls (sum of attempts, 0 counting as 1),

@@ -60,6 +60,12 @@ type Input struct {
 	Records  int64  `json:"records"`
 	BadLines int64  `json:"bad_lines"`
 	Torn     bool   `json:"torn"` // it ended in a torn line, skipped
+	// UnresolvedArgs counts the records whose args_prefix named an
+	// earlier record that was missing or did not match (a line lost, the
+	// file cut or edited): their args hold only what they add, which the
+	// report does not need. FirstUnresolvedLine is the line of the first.
+	UnresolvedArgs      int64 `json:"unresolved_args"`
+	FirstUnresolvedLine int64 `json:"first_unresolved_line,omitempty"`
 }
 
 // NoRecords reports whether the input had lines, none of which was a

@@ -29,8 +29,9 @@
 // {"system":true,"role":"system","content":...}, then the messages as
 // sent. Base64 images, documents and other long base64 strings are
 // replaced by a marker that keeps their size; when the whole does not fit
-// in [providers.MaxArgsBytes], the earliest turns are cut and "args" is
-// marked truncated.
+// in the limit of [providers.Request.ArgsLimit] (the recorder's request
+// cap, 1 MiB unless set), the earliest turns are cut and "args" is marked
+// truncated.
 //
 // kwargs holds every other parameter, in request order: the model,
 // max_tokens, temperature, top_p, top_k, stop_sequences, stream,

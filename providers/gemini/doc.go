@@ -28,9 +28,9 @@
 // by the system instruction marked as such:
 // {"systemInstruction":true,"role":"system","parts":[...]}. Inline base64
 // data (images, audio, files, thought signatures) is replaced by a marker
-// that keeps its size; when the whole does not fit in
-// [providers.MaxArgsBytes], the earliest turns are cut and "args" is
-// marked truncated.
+// that keeps its size; when the whole does not fit in the limit of
+// [providers.Request.ArgsLimit] (the recorder's request cap, 1 MiB unless
+// set), the earliest turns are cut and "args" is marked truncated.
 //
 // kwargs holds the model and the parameters that were set: every field of
 // generationConfig as sent (temperature, topP, maxOutputTokens,
