@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds a small JSON scanner: validation without building values,
@@ -419,47 +420,32 @@ func unquote(b []byte, escaped, badUTF8 bool) string {
 	if !escaped && !badUTF8 {
 		return string(body)
 	}
-	out := make([]byte, 0, len(body))
+	out := appendUnquoted(make([]byte, 0, len(body)), body, badUTF8)
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is never written again
+}
+
+// appendUnquoted appends body, the bytes between the quotes of a valid
+// JSON string, decoded: escapes resolved, and when badUTF8 is set its
+// invalid UTF-8 (and lone surrogates) replaced by U+FFFD, as encoding/json
+// does. Runs of bytes that need nothing are copied whole, so a long text
+// with a few escapes costs about a copy.
+func appendUnquoted(out, body []byte, badUTF8 bool) []byte {
 	for i := 0; i < len(body); {
-		c := body[i]
-		switch {
-		case c == '\\':
-			switch body[i+1] {
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, _ := hex4(body[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-						if r2, ok := hex4(body[i+2 : i+6]); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								out = utf8.AppendRune(out, dec)
-								i += 6
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default: // '"', '\\', '/'
-				out = append(out, body[i+1])
+		j := i
+		if badUTF8 {
+			for j < len(body) && body[j] != '\\' && body[j] < utf8.RuneSelf {
+				j++
 			}
-			i += 2
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
-		default:
+		} else if k := bytes.IndexByte(body[i:], '\\'); k >= 0 {
+			j = i + k
+		} else {
+			j = len(body)
+		}
+		out = append(out, body[i:j]...)
+		if i = j; i >= len(body) {
+			break
+		}
+		if c := body[i]; c != '\\' { // not ASCII, and the string has invalid UTF-8
 			r, size := utf8.DecodeRune(body[i:])
 			if r == utf8.RuneError && size == 1 {
 				out = append(out, "\uFFFD"...)
@@ -467,7 +453,40 @@ func unquote(b []byte, escaped, badUTF8 bool) string {
 				out = append(out, body[i:i+size]...)
 			}
 			i += size
+			continue
 		}
+		switch body[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(body[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if r2, ok := hex4(body[i+2 : i+6]); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, body[i+1])
+		}
+		i += 2
 	}
-	return string(out)
+	return out
 }

@@ -129,7 +129,7 @@ func AppendString(dst, raw []byte) ([]byte, bool) {
 	if !escaped && !s.badUTF8 {
 		return append(dst, raw[1:len(raw)-1]...), true
 	}
-	return append(dst, unquote(raw, escaped, s.badUTF8)...), true
+	return appendUnquoted(dst, raw[1:len(raw)-1], s.badUTF8), true
 }
 
 // AppendValidString is [AppendString] for a string already known to be

@@ -125,3 +125,27 @@ func TestAppendValidString(t *testing.T) {
 	}
 	assert.Equal(t, "pre:", string(record.AppendValidString([]byte("pre:"), []byte(`12`))), "not a string")
 }
+
+// FuzzAppendString: AppendString and String decode a JSON string as
+// encoding/json does (escapes, surrogates, invalid UTF-8), and accept
+// exactly the valid ones.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\u00e9\ud83d\ude00\"\\\/"`, `"lone \ud800 x"`, "\"bad \xff\xfe utf8 \\n\"", `"cut \`, `"\u12"`, `12`, `"x" `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := record.AppendString([]byte("pre:"), b)
+		str, okS := record.String(b)
+		var want string
+		valid := len(b) >= 2 && b[0] == '"' && json.Unmarshal(b, &want) == nil && bytes.Equal(bytes.TrimSpace(b), b)
+		if ok != valid || okS != valid {
+			t.Fatalf("%q: AppendString %v, String %v, encoding/json %v", b, ok, okS, valid)
+		}
+		if !valid {
+			return
+		}
+		if string(got) != "pre:"+want || str != want {
+			t.Fatalf("%q: AppendString %q, String %q, encoding/json %q", b, got, str, want)
+		}
+	})
+}
