@@ -139,7 +139,18 @@ func (m *message) object(root gjson.Result, raw []byte) {
 // redacted_thinking blocks are not output; tool_use blocks are calls, as
 // are the calls Anthropic runs itself (server_tool_use, mcp_tool_use).
 func (m *message) block(b gjson.Result) {
-	var typ, text, id, name, input gjson.Result
+	typ, text, id, name, input := blockFields(b)
+	switch typ.String() {
+	case "text":
+		writeText(&m.text, text.String())
+	case "tool_use", "server_tool_use", "mcp_tool_use":
+		m.calls = append(m.calls, providers.ToolCall{ID: id.String(), Name: name.String(), Arguments: input.Raw})
+	}
+}
+
+// blockFields reads the members of a content block that the whole
+// Message and a stream's content_block_start share, in one walk.
+func blockFields(b gjson.Result) (typ, text, id, name, input gjson.Result) {
 	b.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "type":
@@ -155,12 +166,7 @@ func (m *message) block(b gjson.Result) {
 		}
 		return true
 	})
-	switch typ.String() {
-	case "text":
-		writeText(&m.text, text.String())
-	case "tool_use", "server_tool_use", "mcp_tool_use":
-		m.calls = append(m.calls, providers.ToolCall{ID: id.String(), Name: name.String(), Arguments: input.Raw})
-	}
+	return typ, text, id, name, input
 }
 
 // tail reads what the end of a body cut by the recorder still holds: a

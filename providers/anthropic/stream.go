@@ -155,22 +155,7 @@ func (s *stream) messageStart(msg gjson.Result) {
 }
 
 func (s *stream) blockStart(index int64, cb gjson.Result) {
-	var typ, text, id, name, input gjson.Result
-	cb.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "type":
-			typ = v
-		case "text":
-			text = v
-		case "id":
-			id = v
-		case "name":
-			name = v
-		case "input":
-			input = v
-		}
-		return true
-	})
+	typ, text, id, name, input := blockFields(cb)
 	switch typ.String() {
 	case "text":
 		writeText(&s.m.text, text.String())
