@@ -171,10 +171,9 @@ func typeFromFields(code, typ, status string, reasons []string, message string) 
 // textMessage finds something readable in a body that is not JSON: the
 // title of an HTML page, or the first non-empty line.
 func textMessage(body []byte) string {
-	lower := bytes.ToLower(body)
-	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
+	if i := indexFoldASCII(body, "<title>"); i >= 0 {
 		rest := body[i+len("<title>"):]
-		if j := bytes.Index(bytes.ToLower(rest), []byte("</title>")); j >= 0 {
+		if j := indexFoldASCII(rest, "</title>"); j >= 0 {
 			return clip(html.UnescapeString(strings.TrimSpace(string(rest[:j]))))
 		}
 	}
@@ -184,6 +183,30 @@ func textMessage(body []byte) string {
 		}
 	}
 	return ""
+}
+
+// indexFoldASCII is bytes.Index ignoring ASCII case. It searches body
+// itself rather than bytes.ToLower(body): lowering can change a body's
+// length (invalid UTF-8 becomes U+FFFD, 'İ' grows a byte), so an index
+// into the lowered copy is not an index into body.
+func indexFoldASCII(body []byte, lowerNeedle string) int {
+	for i := 0; i+len(lowerNeedle) <= len(body); i++ {
+		j := 0
+		for j < len(lowerNeedle) {
+			c := body[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lowerNeedle[j] {
+				break
+			}
+			j++
+		}
+		if j == len(lowerNeedle) {
+			return i
+		}
+	}
+	return -1
 }
 
 func clip(s string) string {

@@ -45,6 +45,7 @@ func TestClassifyError(t *testing.T) {
 		{"string error", 500, []byte(`{"error":"plain text error"}`), record.ErrorServer, "plain text error"},
 		{"anthropic overloaded", 529, []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), record.ErrorOverloaded, "Overloaded"},
 		{"html 502", 502, []byte("<html><head><title>502 Bad Gateway</title></head></html>"), record.ErrorServer, "502 Bad Gateway"},
+		{"html title after bytes that lowering would grow", 502, []byte("\xff\xffİ<TITLE>Bad Gateway</Title>"), record.ErrorServer, "Bad Gateway"},
 		{"text", 503, []byte("\n\nupstream connect error\nmore"), record.ErrorOverloaded, "upstream connect error"},
 		{"empty", 404, nil, record.ErrorNotFound, ""},
 		{"gemini context length", 400, []byte(`{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`), record.ErrorContextLength, "The input token count"},
