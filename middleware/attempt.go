@@ -62,6 +62,10 @@ type attempt struct {
 	job      job
 	preq     providers.Request
 	presp    providers.Response
+	// scratch is the pool buffer lent to the provider for the result's
+	// text (providers.Response.Scratch): the result's Output may point
+	// into it until the worker has built the record.
+	scratch *[]byte
 }
 
 // begin captures the request and decides which logical call it belongs
@@ -664,7 +668,11 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 			res = providers.Result{Outcome: statusOutcome(f.status)}
 		}
 	}()
-	defer func() { presp.Body, presp.Tail = nil, nil }() // the capture goes back to its pool
+	defer func() { presp.Body, presp.Tail, presp.Scratch = nil, nil, nil }() // the capture goes back to its pool
+	if a.scratch == nil {
+		a.scratch = bufPool.Get().(*[]byte)
+	}
+	presp.Scratch = a.scratch
 	return a.prov.ParseResponse(&a.call, presp)
 }
 

@@ -2,9 +2,12 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,4 +90,35 @@ func TestHistoryNames(t *testing.T) {
 	r := one(t, e)
 	assert.True(t, r.HistoryAccessDetected)
 	assert.Equal(t, []string{"filter"}, r.HistoryQueryPatterns)
+}
+
+// The worker lends providers one pool buffer after another for the text
+// they assemble: what a record keeps of it (output, program source) must
+// be its own, not the buffer the next call writes into.
+func TestKeptTextOutlivesTheNextCall(t *testing.T) {
+	answer := func(i int) string {
+		return fmt.Sprintf("answer %d:\n```ruby\nrecent = context[:conversation_history].last(%d)\nrecent.map { |r| r[:method_name] }\n```", i, i)
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		body, _ := json.Marshal(map[string]any{"object": "chat.completion", "choices": []any{map[string]any{
+			"message": map[string]any{"role": "assistant", "content": answer(int(n.Add(1)))}, "finish_reason": "stop"}}})
+		w.Write(body)
+	}))
+	defer srv.Close()
+	e := newEnv(t, middleware.WithOutput(), middleware.WithProgramSource())
+	const calls = 40
+	for range calls {
+		resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", chatBody)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	rs := e.records()
+	require.Len(t, rs, calls)
+	for i, r := range rs {
+		assert.Equal(t, answer(i+1), r.Output, "record %d", i)
+		assert.Equal(t, answer(i+1), r.ProgramSource, "record %d", i)
+	}
 }

@@ -162,6 +162,12 @@ func (r *Recorder) process(j *job) {
 	}
 	a.parse() // a transport error left the request unparsed
 	rec := a.record(&j.f, &res)
+	if a.scratch != nil {
+		// The record keeps copies of the text: res.Output is read no more.
+		releaseBuf(a.scratch)
+		a.scratch = nil
+		res.Output, res.Refusal = "", ""
+	}
 	if j.keyed {
 		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
 		if res.Outcome.Retriable {
@@ -188,6 +194,11 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	if speaker == "" {
 		speaker = record.SpeakerUser
 	}
+	// The record's small optional parts, in one allocation.
+	parts := &struct {
+		depth int
+		cost  record.Cost
+	}{depth: a.depth}
 	rec := record.Record{
 		CallID:       a.callID,
 		Timestamp:    a.timestamp,
@@ -198,7 +209,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		Outcome:      res.Outcome,
 		TraceID:      a.trace,
 		ParentCallID: a.parent,
-		Depth:        record.Int(a.depth),
+		Depth:        &parts.depth,
 		ErrorType:    res.Outcome.ErrorType,
 		Model:        res.Model,
 		Usage:        res.Usage,
@@ -241,8 +252,13 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.TimeToFirstChunkMS = float64(f.firstChunk.Sub(a.firstStart()).Microseconds()) / 1000
 	}
 	a.r.scanCode(&rec, res)
-	if a.r.cfg.prices != nil {
-		a.r.cfg.prices.Apply(&rec) // after the model and usage are final
+	if p := a.r.cfg.prices; p != nil && rec.Usage != nil && rec.Model != "" {
+		// After the model and usage are final. Table.Apply would allocate
+		// the cost; Table.Cost does not.
+		if c, ok := p.Cost(rec.Model, *rec.Usage); ok {
+			parts.cost = c
+			rec.Cost = &parts.cost
+		}
 	}
 	if a.r.cfg.storeOutput && res.Output != "" {
 		rec.Output = res.Output
@@ -250,6 +266,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 			rec.Output = strings.ToValidUTF8(rec.Output[:maxOutput], "")
 			rec.Truncated = append(append([]string(nil), rec.Truncated...), "output")
 		}
+		rec.Output = strings.Clone(rec.Output) // res.Output may be a lent buffer
 	}
 	return rec
 }
@@ -287,7 +304,7 @@ func (r *Recorder) scanCode(rec *record.Record, res *providers.Result) {
 			source = strings.ToValidUTF8(source[:maxProgramSource], "")
 			rec.Truncated = append(append([]string(nil), rec.Truncated...), "program_source")
 		}
-		rec.ProgramSource = source
+		rec.ProgramSource = strings.Clone(source) // res.Output may be a lent buffer
 	}
 }
 

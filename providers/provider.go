@@ -86,6 +86,14 @@ type Response struct {
 	Truncated bool
 	Stream    bool // a text/event-stream, or the call asked for a stream
 	EOF       bool // the body was read to its end
+	// Scratch, when not nil, is a buffer the recorder lends for assembling
+	// the Result's Output: a provider may build the text in
+	// (*Scratch)[:0] and leave the grown buffer in *Scratch, so that the
+	// text of every call does not cost an allocation of its own. Output
+	// then points into it, and the recorder keeps the Result only until
+	// the record is built, copying the text it keeps. Nil means the
+	// provider builds Output in a buffer of its own.
+	Scratch *[]byte
 }
 
 // Result is what a provider understood of a response.

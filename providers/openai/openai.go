@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -82,7 +83,10 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		return call, true
 	}
 	var (
-		args         [][]byte
+		// Most conversations have a few turns: their views live on the
+		// stack, and FitArray copies them.
+		turns        [16][]byte
+		args         = turns[:0]
 		last         []byte
 		instructions []byte
 		kw           kwargs
@@ -93,17 +97,17 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		switch string(k) {
 		case "messages":
 			if method == MethodChat {
-				args, last = elements(v)
+				args, last = elements(args, v)
 				return true
 			}
 		case "input":
 			if method == MethodResponses || method == MethodEmbeddings {
-				args, last = elements(v)
+				args, last = elements(args, v)
 				return true
 			}
 		case "prompt":
 			if method == MethodCompletions {
-				args, last = elements(v)
+				args, last = elements(args, v)
 				return true
 			}
 		case "instructions":
@@ -113,7 +117,9 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 			}
 		case "model":
 			if v[0] == '"' {
-				call.Model, _ = record.String(v)
+				// Read from the kwargs below: no copy of its own.
+				kw.model, kw.modelRaw, kw.takeModel = true, v, true
+				kw.modelAt, kw.modelEnd = 0, 0
 			}
 		case "stream":
 			call.Stream = string(v) == "true"
@@ -136,7 +142,11 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		call.Truncated = append(call.Truncated, "args")
 	}
 	call.Kwargs = kw.json()
+	if kw.model {
+		call.Model = kw.modelName()
+	}
 	if len(call.Kwargs) > providers.MaxKwargsBytes {
+		call.Model = strings.Clone(call.Model) // not a view into what is dropped
 		call.Kwargs = json.RawMessage(`{"…":"[kwargs cut]"}`)
 		call.Truncated = append(call.Truncated, "kwargs")
 	}
@@ -148,11 +158,10 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 // with their large inline data elided, and the last one. A string (a
 // prompt, an input) is one turn. The turns are views into the body:
 // FitArray copies them.
-func elements(v []byte) ([][]byte, []byte) {
+func elements(out [][]byte, v []byte) ([][]byte, []byte) {
 	if v[0] != '[' {
-		return [][]byte{elide(v)}, v
+		return append(out, elide(v)), v
 	}
-	var out [][]byte
 	var last []byte
 	record.EachValidElement(v, func(e []byte) bool {
 		out = append(out, elide(e))
@@ -193,6 +202,29 @@ func speaker(method string, last gjson.Result) string {
 // kwargs gathers the parameters a request set, in the order it set them.
 type kwargs struct {
 	buf []byte
+	// model is set when the request named a model (a JSON string);
+	// modelAt and modelEnd bound its raw value in buf, which the call's
+	// Model is read from.
+	model             bool
+	modelAt, modelEnd int
+	modelRaw          []byte // the raw value, a view into the body
+	takeModel         bool   // the next add is of the model's value
+}
+
+// modelName returns the model the request named: a view into the kwargs
+// JSON when its raw value has no escape (the kwargs are never written
+// again, and the call keeps both), else a decoded copy.
+func (k *kwargs) modelName() string {
+	if k.modelEnd > k.modelAt {
+		raw := k.buf[k.modelAt:k.modelEnd]
+		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			return ownString(raw[1 : len(raw)-1])
+		}
+		s, _ := record.String(raw)
+		return s
+	}
+	s, _ := record.String(k.modelRaw)
+	return s
 }
 
 // skipParams are never kept. Every other parameter is (OpenAI-compatible
@@ -205,6 +237,8 @@ var skipParams = map[string]bool{
 }
 
 func (k *kwargs) add(key, rawValue []byte) {
+	takeModel := k.takeModel
+	k.takeModel = false
 	if skipParams[string(key)] {
 		return
 	}
@@ -246,7 +280,11 @@ func (k *kwargs) add(key, rawValue []byte) {
 		k.buf = appendKey(k.buf, key)
 	}
 	k.buf = append(k.buf, ':')
+	at := len(k.buf)
 	k.buf = append(k.buf, raw...)
+	if takeModel {
+		k.modelAt, k.modelEnd = at, len(k.buf)
+	}
 }
 
 // appendKey appends key as a JSON string: quoted as is when it needs no

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -391,6 +392,29 @@ func TestResultOutlivesTheBody(t *testing.T) {
 	}
 }
 
+func TestParseRequestModel(t *testing.T) {
+	long := strings.Repeat("m", 300)
+	for body, want := range map[string]string{
+		`{"model":"gpt-4o","messages":[]}`:              "gpt-4o",
+		`{"model":"gpt\u002d4o","messages":[]}`:         "gpt-4o",
+		`{"model":"a","model":1,"messages":[]}`:         "a", // the last string
+		`{"model":"a","model":"b"}`:                     "b",
+		`{"model":"` + long + `"}`:                      long, // too long for kwargs
+		`{"model":"caf\u00e9","stream":true}`:           "café",
+		"{\"model\":\"bad\xffutf8\"}":                   "bad\uFFFDutf8",
+		`{"metadata":{"model":"x"},"model":"y"}`:        "y",
+		`{"model":"kept","metadata":{"a":1},"top_p":1}`: "kept",
+	} {
+		buf := []byte(body)
+		call, ok := openai.Provider{}.ParseRequest(&providers.Request{Method: "POST", URL: &url.URL{Path: "/v1/chat/completions"}, Body: buf})
+		require.True(t, ok)
+		for i := range buf {
+			buf[i] = 'X' // the recorder reuses the body's buffer
+		}
+		assert.Equal(t, want, call.Model, "%s", body)
+	}
+}
+
 func FuzzParseRequest(f *testing.F) {
 	f.Add("/v1/chat/completions", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"function":{"name":"f"}}]}`))
 	f.Add("/v1/responses", []byte(`{"instructions":"x","input":[{"type":"function_call_output"}],"text":{"format":{"type":"t"}}}`))
@@ -400,6 +424,15 @@ func FuzzParseRequest(f *testing.F) {
 		call, ok := openai.Provider{}.ParseRequest(&providers.Request{Method: "POST", URL: &url.URL{Path: path}, Body: body})
 		if !ok {
 			return
+		}
+		// Nothing of a call points into the body: the recorder reuses it.
+		scratch := bytes.Clone(body)
+		again, _ := openai.Provider{}.ParseRequest(&providers.Request{Method: "POST", URL: &url.URL{Path: path}, Body: scratch})
+		for i := range scratch {
+			scratch[i] = 'X'
+		}
+		if !reflect.DeepEqual(call, again) {
+			t.Fatalf("the call changed with the body it was read from:\n%+v\n%+v", call, again)
 		}
 		if !json.Valid(call.Args) || call.Args[0] != '[' {
 			t.Fatalf("args %q", call.Args)

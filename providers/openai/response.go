@@ -87,7 +87,8 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 	res.Finished = true
 	switch class {
 	case "chat.completion", "text_completion":
-		var c choiceSet
+		c := choiceSet{scratch: resp.Scratch}
+		c.lend()
 		record.EachValidElement(choices, func(ch []byte) bool {
 			c.message(ch)
 			return true
@@ -170,7 +171,8 @@ func readUsage(u gjson.Result) *record.Usage {
 
 // choiceSet assembles the choices of a completion (or of its stream).
 type choiceSet struct {
-	text    []byte // choice 0: what the model said
+	text    []byte  // choice 0: what the model said
+	scratch *[]byte // the recorder's buffer for text, if it lends one
 	refusal []byte
 	calls   []providers.ToolCall
 	byIndex map[int64]int // stream tool-call index -> calls position
@@ -321,10 +323,20 @@ func (c *choiceSet) fragment(tc gjson.Result) {
 	call.Arguments += tc.Get("function.arguments").String()
 }
 
+// lend starts the text in the buffer the recorder lends, if any.
+func (c *choiceSet) lend() {
+	if c.scratch != nil {
+		c.text = (*c.scratch)[:0]
+	}
+}
+
 func (c *choiceSet) finish(res *providers.Result) {
-	// The buffers are the choiceSet's own and written no more: the strings
-	// take them over instead of copying them.
+	// The buffers are the choiceSet's own (or lent) and written no more:
+	// the strings take them over instead of copying them.
 	res.Output = ownString(c.text)
+	if c.scratch != nil && cap(c.text) > 0 {
+		*c.scratch = c.text[:0] // grown, for the next call
+	}
 	res.Refusal = ownString(c.refusal)
 	res.ToolCalls = c.calls
 	res.Outcome.FinishReason = c.reason

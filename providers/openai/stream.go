@@ -30,6 +30,8 @@ type stream struct {
 // first whole event, its tail.
 func parseStream(call *providers.Call, resp *providers.Response) providers.Result {
 	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}}
+	s.choices.scratch = resp.Scratch
+	s.choices.lend()
 	s.scan(resp.Body)
 	if resp.Truncated {
 		if i := providers.FrameStart(resp.Tail); i >= 0 {
