@@ -33,6 +33,12 @@
 // capture keeps its head and its tail: read the tail from [FrameStart]
 // (streams) or with [LastValue] (documents).
 //
+// A Result outlives the body it was read from (the recorder reuses its
+// capture buffers): copy what points into it. The generated text may be
+// assembled in the buffer the recorder lends as [Response.Scratch], which
+// saves an allocation of the text's size on every call; the recorder
+// copies what it keeps of it.
+//
 // Everything a provider knows about its wire format lives in its package,
 // including where its API takes system guidance: implement
 // [GuidanceEditor], and the recorder's history preview

@@ -624,3 +624,26 @@ func describe(res providers.Result) string {
 	}
 	return s
 }
+
+// With a buffer lent for the text, the result is the same, its text is in
+// that buffer, and the buffer comes back grown for the next call.
+func TestScratchGivesTheSameResult(t *testing.T) {
+	for name, tc := range map[string]struct {
+		call *providers.Call
+		resp func([]byte) *providers.Response
+	}{
+		"gemini_generate_response.json": {generateCall, func(b []byte) *providers.Response { return response(200, b) }},
+		"gemini_stream.sse":             {streamCall, streamResponse},
+	} {
+		body := testdata(t, name)
+		want := gemini.Provider{}.ParseResponse(tc.call, tc.resp(body))
+		require.NotEmpty(t, want.Output, name)
+		scratch := make([]byte, 0, 4) // too small: grown
+		resp := tc.resp(body)
+		resp.Scratch = &scratch
+		got := gemini.Provider{}.ParseResponse(tc.call, resp)
+		assert.Equal(t, want, got, name)
+		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
+		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
+	}
+}

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -31,7 +32,10 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 	if resp.StatusCode >= 400 {
 		return errorResult(resp.StatusCode, resp.Body)
 	}
-	a := assembler{class: valueClass(method)}
+	a := assembler{class: valueClass(method), scratch: resp.Scratch}
+	if a.scratch != nil {
+		a.text = (*a.scratch)[:0]
+	}
 	body := bytes.TrimSpace(resp.Body)
 	switch {
 	case len(body) > 0 && body[0] == '[':
@@ -153,6 +157,7 @@ type assembler struct {
 	class    string
 	res      providers.Result
 	text     []byte                // the first candidate's text, thoughts left out
+	scratch  *[]byte               // the recorder's buffer for text, if it lends one
 	usage    providers.UsageReader // cumulative in a stream: the last counts
 	reason   string                // the first candidate's finish reason
 	block    string                // the prompt feedback's block reason
@@ -338,7 +343,15 @@ func (a *assembler) result() providers.Result {
 	res := a.res
 	res.Finished = a.finished
 	res.Usage = a.usage.Usage()
-	if len(a.text) > 0 {
+	if a.scratch != nil {
+		// Lent: the recorder copies what it keeps.
+		if len(a.text) > 0 {
+			res.Output = unsafe.String(&a.text[0], len(a.text))
+		}
+		if cap(a.text) > 0 {
+			*a.scratch = a.text[:0] // grown, for the next call
+		}
+	} else if len(a.text) > 0 {
 		res.Output = string(a.text)
 	}
 	switch {

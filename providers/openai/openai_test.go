@@ -502,3 +502,23 @@ func TestParseResponseNotJSON(t *testing.T) {
 		})
 	}
 }
+
+// With a buffer lent for the text, the result is the same, its text is in
+// that buffer, and the buffer comes back grown for the next call.
+func TestScratchGivesTheSameResult(t *testing.T) {
+	for _, name := range []string{"openai_chat_response.json", "openai_chat_stream_2025_obfuscation.sse"} {
+		body := testdata(t, name)
+		stream := strings.HasSuffix(name, ".sse")
+		plain := response(200, body)
+		plain.Stream = stream
+		want := openai.Provider{}.ParseResponse(chatCall, plain)
+		require.NotEmpty(t, want.Output, name)
+		scratch := make([]byte, 0, 4) // too small: grown
+		lent := response(200, body)
+		lent.Stream, lent.Scratch = stream, &scratch
+		got := openai.Provider{}.ParseResponse(chatCall, lent)
+		assert.Equal(t, want, got, name)
+		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
+		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
+	}
+}
