@@ -2,13 +2,20 @@ package middleware_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
@@ -205,5 +212,61 @@ func BenchmarkConversation(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// The records the benchmarks' calls make, against golden files: work on
+// the recorder's speed must leave them as they are (only the call's
+// identity and timings, which differ on every run, and the history's
+// size, which differs from call to call, are set aside).
+func TestBenchmarkRecords(t *testing.T) {
+	for _, call := range []struct {
+		name string
+		base memoryTransport
+	}{
+		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}},
+		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}},
+	} {
+		t.Run(call.name, func(t *testing.T) {
+			rec := middleware.NewRecorder(middleware.WithOutput())
+			defer rec.Close()
+			client := &http.Client{Transport: middleware.Chain(call.base, rec.Middleware())}
+			for range 3 { // the same call again: a record of its own each time, and the same
+				req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				require.NoError(t, err)
+				_, err = io.Copy(io.Discard, resp.Body)
+				require.NoError(t, err)
+				resp.Body.Close()
+			}
+			require.NoError(t, rec.Flush())
+			rs := rec.History().Records()
+			require.Len(t, rs, 3)
+			var got []byte
+			for i, r := range rs {
+				assert.NotEmpty(t, r.CallID)
+				assert.NotEmpty(t, r.Timestamp)
+				assert.Equal(t, i+1, r.ConversationHistorySize)
+				r.CallID, r.Timestamp, r.DurationMS, r.TimeToFirstChunkMS = "", "", 0, 0
+				r.ConversationHistorySize = 0
+				b, err := json.MarshalIndent(r, "", "  ")
+				require.NoError(t, err)
+				if i == 0 {
+					got = b
+				} else {
+					assert.Equal(t, string(got), string(b), "record %d differs from the first", i)
+				}
+			}
+			golden := filepath.Join("testdata", "bench_"+call.name+".golden.json")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, append(got, '\n'), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, strings.TrimSpace(string(want)), string(got))
+		})
 	}
 }
