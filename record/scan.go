@@ -110,13 +110,26 @@ func (s *scanner) skipString() error {
 func (s *scanner) stringEnd() (escaped bool, err error) {
 	b := s.b
 	i := s.i + 1
-	// The common string has no escape and no byte that needs a look: find
-	// its closing quote with IndexByte (vectorized), then check the bytes
-	// before it eight at a time. Anything else takes the loop below.
+	// Keys, ids and enum values are short: their first bytes are looked at
+	// one by one, which costs less than a call to IndexByte.
+	for end := min(len(b), i+shortString); i < end; i++ {
+		c := b[i]
+		if c == '"' {
+			s.i = i + 1
+			return false, nil
+		}
+		if c >= utf8.RuneSelf || !plainASCII[c] {
+			goto general
+		}
+	}
+	// The common long string has no escape and no byte that needs a look:
+	// find its closing quote with IndexByte (vectorized), then check the
+	// bytes before it eight at a time. Anything else takes the loop below.
 	if q := bytes.IndexByte(b[i:], '"'); q >= 0 && plainRun(b[i:i+q]) {
 		s.i = i + q + 1
 		return false, nil
 	}
+general:
 	for i < len(b) {
 		// Skip eight plain bytes at a time: most of a long string is text
 		// with no quote, backslash, control or non-ASCII byte.
@@ -172,6 +185,10 @@ func (s *scanner) stringEnd() (escaped bool, err error) {
 	s.i = len(b)
 	return escaped, s.failEnd()
 }
+
+// shortString is how many bytes of a string are looked at one by one
+// before the scanners call IndexByte.
+const shortString = 16
 
 const (
 	ones  = 0x0101010101010101

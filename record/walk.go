@@ -238,6 +238,14 @@ func skipSpace(b []byte, i int) int {
 // b[i]: its first quote not escaped (preceded by an even run of
 // backslashes), found with IndexByte.
 func validStringEnd(b []byte, i int) int {
+	// Short strings end before an IndexByte call would pay off.
+	for j := i + 1; j < len(b) && j <= i+shortString; j++ {
+		if c := b[j]; c == '"' {
+			return j + 1
+		} else if c == '\\' {
+			break
+		}
+	}
 	for j := i + 1; ; {
 		q := bytes.IndexByte(b[j:], '"')
 		if q < 0 {
