@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -145,17 +144,7 @@ func TestFirstChunkError(t *testing.T) {
 		{"uniform", func() float64 { return rng.Float64() * 5000 }},
 		{"tiny", func() float64 { return 0.002 + rng.Float64()*0.01 }},
 	} {
-		b := report.NewBuilder(report.Options{})
-		var all []float64
-		for i := range 50000 {
-			v := math.Round(dist.gen()*1e6) / 1e6
-			all = append(all, v)
-			r := call(fmt.Sprint(i), 0)
-			r.TimeToFirstChunkMS = v
-			b.Add(r)
-		}
-		slices.Sort(all)
-		l := b.Report().Latency[0]
+		l, all := latencySamples(dist.gen, func(r *record.Record, v float64) { r.TimeToFirstChunkMS = v })
 		require.Equal(t, int64(len(all)), l.FirstChunkCount)
 		for _, q := range []struct {
 			p   float64

@@ -313,17 +313,7 @@ func TestLatencyError(t *testing.T) {
 		{"uniform", func() float64 { return rng.Float64() * 30000 }},
 		{"tiny", func() float64 { return 0.002 + rng.Float64()*0.01 }},
 	} {
-		b := report.NewBuilder(report.Options{})
-		var all []float64
-		for i := range 50000 {
-			v := math.Round(dist.gen()*1e6) / 1e6
-			all = append(all, v)
-			r := call(fmt.Sprint(i), 0)
-			r.DurationMS = v
-			b.Add(r)
-		}
-		slices.Sort(all)
-		l := b.Report().Latency[0]
+		l, all := latencySamples(dist.gen, func(r *record.Record, v float64) { r.DurationMS = v })
 		for _, q := range []struct {
 			p   float64
 			got float64
@@ -333,6 +323,24 @@ func TestLatencyError(t *testing.T) {
 		}
 		assert.InDelta(t, all[len(all)-1], l.MaxMS, 0.001)
 	}
+}
+
+// latencySamples builds a report of 50,000 records of one method, each
+// with a value drawn from gen (rounded to the nanosecond, as JSON keeps
+// it) put in place by set, and returns the method's latency row and the
+// values sorted, for exact nearest-rank quantiles.
+func latencySamples(gen func() float64, set func(*record.Record, float64)) (report.Latency, []float64) {
+	b := report.NewBuilder(report.Options{})
+	all := make([]float64, 0, 50000)
+	for i := range 50000 {
+		v := math.Round(gen()*1e6) / 1e6
+		all = append(all, v)
+		r := call(fmt.Sprint(i), 0)
+		set(&r, v)
+		b.Add(r)
+	}
+	slices.Sort(all)
+	return b.Report().Latency[0], all
 }
 
 func TestLongKeysAreCut(t *testing.T) {
