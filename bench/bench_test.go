@@ -19,27 +19,18 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
 
-// A 4 KiB chat request and response, and a 100-event stream. The text is
-// prose, as in a real conversation (a long run of letters alone would look
-// like base64 data to the recorder).
+// The payloads (a 4 KiB chat request and response, a 100-event stream)
+// are middleware.BenchmarkRecorder's too: see internal/benchdata.
 var (
-	prose        = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
-	requestBody  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + prose + `"}]}`)
-	responseBody = []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
-		prose[:3900] + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
-	streamBody = func() []byte {
-		var b bytes.Buffer
-		for i := range 100 {
-			fmt.Fprintf(&b, `data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"token %d "}}]}`+"\n\n", i)
-		}
-		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":100,"total_tokens":110}}` + "\n\ndata: [DONE]\n\n")
-		return b.Bytes()
-	}()
+	requestBody  = benchdata.Request
+	responseBody = benchdata.Response
+	streamBody   = benchdata.Stream
 )
 
 func server() *httptest.Server {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -24,21 +25,12 @@ import (
 // The recorder's own cost, without a network: a base transport that
 // answers from memory, so what a call costs beyond the bare transport is
 // the recorder's (its worker's too: the CPU of the whole process is
-// reported as cpu-ns/op). The payloads are bench/'s: a 4 KiB chat request
+// reported as cpu-ns/op). The payloads are bench/'s (internal/benchdata): a 4 KiB chat request
 // and response, and a 100-event stream.
 var (
-	benchProse    = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
-	benchRequest  = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + benchProse + `"}]}`)
-	benchResponse = []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
-		benchProse[:3900] + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}`)
-	benchStream = func() []byte {
-		var b bytes.Buffer
-		for i := range 100 {
-			fmt.Fprintf(&b, `data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"token %d "}}]}`+"\n\n", i)
-		}
-		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":100,"total_tokens":110}}` + "\n\ndata: [DONE]\n\n")
-		return b.Bytes()
-	}()
+	benchRequest  = benchdata.Request
+	benchResponse = benchdata.Response
+	benchStream   = benchdata.Stream
 )
 
 // memoryTransport answers every request with body, in chunks of the size
