@@ -25,8 +25,8 @@ import (
 // The recorder's own cost, without a network: a base transport that
 // answers from memory, so what a call costs beyond the bare transport is
 // the recorder's (its worker's too: the CPU of the whole process is
-// reported as cpu-ns/op). The payloads are bench/'s (internal/benchdata): a 4 KiB chat request
-// and response, and a 100-event stream.
+// reported as cpu-ns/op). The payloads are bench/'s (internal/benchdata):
+// a 4 KiB chat request and response, and a 100-event stream.
 var (
 	benchRequest  = benchdata.Request
 	benchResponse = benchdata.Response
