@@ -54,6 +54,20 @@ func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(body), ContentLength: -1, Request: req}, nil
 }
 
+// benchCall makes BenchmarkRecorder's call through client and reads the
+// answer to its end with buf.
+func benchCall(client *http.Client, buf []byte) error {
+	req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.CopyBuffer(io.Discard, resp.Body, buf)
+	return err
+}
+
 // eventReader returns one SSE event per Read, as a flushed stream does.
 type eventReader struct{ rest []byte }
 
@@ -93,16 +107,9 @@ func BenchmarkRecorder(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := cpuTime()
 				for b.Loop() {
-					req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
-					req.Header.Set("Content-Type", "application/json")
-					resp, err := client.Do(req)
-					if err != nil {
+					if err := benchCall(client, buf); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := io.CopyBuffer(io.Discard, resp.Body, buf); err != nil {
-						b.Fatal(err)
-					}
-					resp.Body.Close()
 				}
 				if rec != nil {
 					rec.Flush() // the worker's share belongs to these calls
@@ -226,13 +233,7 @@ func TestBenchmarkRecords(t *testing.T) {
 			defer rec.Close()
 			client := &http.Client{Transport: middleware.Chain(call.base, rec.Middleware())}
 			for range 3 { // the same call again: a record of its own each time, and the same
-				req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
-				require.NoError(t, err)
-				_, err = io.Copy(io.Discard, resp.Body)
-				require.NoError(t, err)
-				resp.Body.Close()
+				require.NoError(t, benchCall(client, make([]byte, 32<<10)))
 			}
 			require.NoError(t, rec.Flush())
 			rs := rec.History().Records()
