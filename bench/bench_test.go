@@ -102,6 +102,14 @@ var transports = []transport{
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 		return otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp)), func() { tp.Shutdown(context.Background()) }
 	}},
+	// otelhttp as it is deployed: its spans go through a batch span
+	// processor to an exporter (one discarding the batches, as for
+	// recorder+otel). Without a processor, as above, an ended span goes
+	// nowhere: no queue, no goroutine to hand it to.
+	{"otelhttp+export", func(base http.RoundTripper) (http.RoundTripper, func()) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		return otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp)), func() { tp.Shutdown(context.Background()) }
+	}},
 }
 
 func BenchmarkRoundTrip(b *testing.B) {
