@@ -66,6 +66,10 @@ type attempt struct {
 	// text (providers.Response.Scratch): the result's Output may point
 	// into it until the worker has built the record.
 	scratch *[]byte
+	// argsBuf is the pool buffer lent for the call's Args
+	// (providers.Request.Scratch, only when Recorder.lendArgs): the
+	// record's Args point into it until the history has stored them.
+	argsBuf *[]byte
 }
 
 // begin captures the request and decides which logical call it belongs
@@ -367,6 +371,10 @@ func (a *attempt) parse() {
 		Body:          a.redact(a.reqBody),
 		BodyTruncated: a.reqCut,
 		MaxArgs:       r.cfg.maxReq,
+	}
+	if r.lendArgs {
+		a.argsBuf = bufPool.Get().(*[]byte)
+		a.preq.Scratch = a.argsBuf
 	}
 	func() {
 		defer func() {

@@ -34,9 +34,13 @@ var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}
 // [Recorder.Close] wait for the calls that have ended. Close also stops
 // the recorder's goroutines; call it when you are done.
 type Recorder struct {
-	cfg      config
-	history  *record.Memory
-	sinks    []*sink
+	cfg     config
+	history *record.Memory
+	sinks   []*sink
+	// lendArgs: a record's Args can be built in a pool buffer, taken back
+	// once the history has copied what it keeps of them, because nothing
+	// else sees the record: no sink, no redactor.
+	lendArgs bool
 	hashSeed maphash.Seed
 	work     workQueue
 
@@ -91,6 +95,7 @@ func NewRecorder(opts ...Option) *Recorder {
 		r.pendTrace = make(map[string]int)
 	}
 	r.newSinks(&cfg)
+	r.lendArgs = len(r.sinks) == 0 && len(cfg.redactors) == 0
 	r.work.start(r)
 	return r
 }

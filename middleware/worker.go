@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -168,6 +169,13 @@ func (r *Recorder) process(j *job) {
 		a.scratch = nil
 		res.Output, res.Refusal = "", ""
 	}
+	if a.argsBuf != nil {
+		defer a.releaseArgs() // after emit: the history has copied them
+		if j.keyed && res.Outcome.Retriable || j.hold != nil {
+			// Held for its retry, the record outlives the buffer.
+			rec.Args = bytes.Clone(rec.Args)
+		}
+	}
 	if j.keyed {
 		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
 		if res.Outcome.Retriable {
@@ -181,7 +189,17 @@ func (r *Recorder) process(j *job) {
 		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
 		return
 	}
+	if a.argsBuf != nil {
+		r.emitBorrowed(rec)
+		return
+	}
 	r.emit(a.ctx, rec)
+}
+
+// releaseArgs takes back the buffer lent for the call's Args.
+func (a *attempt) releaseArgs() {
+	releaseBuf(a.argsBuf)
+	a.argsBuf, a.call.Args = nil, nil
 }
 
 // record builds the record of an attempt, folding in the failed attempts
@@ -326,6 +344,15 @@ func (r *Recorder) emit(ctx context.Context, rec record.Record) {
 	stored := r.history.Add(rec)
 	r.recorded.Add(1)
 	r.appendSinks(ctx, stored)
+}
+
+// emitBorrowed is emit for a record whose Args are in a buffer lent for
+// them, taken back once it returns: only when Recorder.lendArgs, so that
+// the history, which copies what it keeps, is all that sees the record.
+func (r *Recorder) emitBorrowed(rec record.Record) {
+	defer r.recovered("emitting a record")
+	r.history.AddBorrowed(rec)
+	r.recorded.Add(1)
 }
 
 func (r *Recorder) redactHooks(rec record.Record) record.Record {

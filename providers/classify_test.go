@@ -92,6 +92,28 @@ func TestFitArray(t *testing.T) {
 	assert.Equal(t, `[]`, string(got))
 }
 
+// FitArrayInto builds what FitArray builds, in the lent buffer when it is
+// large enough, and in a new one left in the lender's pointer when not.
+func TestFitArrayInto(t *testing.T) {
+	long := func(c string) []byte { return []byte(`"` + strings.Repeat(c, 78) + `"`) }
+	for _, elems := range [][][]byte{
+		{[]byte(`"aaaa"`), []byte(`"bbbb"`)},
+		{long("a"), long("b"), long("c")}, // cut at 200
+		nil,
+	} {
+		want, wantCut := providers.FitArray(elems, 200)
+		small := make([]byte, 0, 4)
+		scratch := &small
+		got, cut := providers.FitArrayInto(scratch, elems, 200)
+		assert.Equal(t, string(want), string(got))
+		assert.Equal(t, wantCut, cut)
+		assert.GreaterOrEqual(t, cap(*scratch), len(got), "the grown buffer is left for the lender")
+		again, _ := providers.FitArrayInto(scratch, elems, 200)
+		assert.Equal(t, string(want), string(again))
+		assert.Same(t, &(*scratch)[:1][0], &again[:1][0], "a large enough buffer is used, not replaced")
+	}
+}
+
 func FuzzClassifyError(f *testing.F) {
 	f.Add(429, []byte(`{"error":{"message":"m","code":"insufficient_quota"}}`))
 	f.Add(400, []byte(`{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}`))

@@ -47,6 +47,14 @@ type Request struct {
 	// [MaxArgsBytes]. The recorder sets it to its cap on a captured
 	// request (middleware.WithMaxBody), so that capturing more keeps more.
 	MaxArgs int
+	// Scratch, when not nil, is a buffer the recorder lends for the
+	// Call's Args, as Response.Scratch is for a Result's Output: a provider
+	// may build Args in (*Scratch)[:0] ([FitArrayInto] does) and leave the
+	// grown buffer in *Scratch. The recorder lends it only when nothing
+	// keeps the record's Args once it is stored (its history copies what it
+	// holds of them). Nil means the provider builds Args in a buffer of its
+	// own.
+	Scratch *[]byte
 }
 
 // ArgsLimit returns MaxArgs, or [MaxArgsBytes] when it is not set.

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"sync"
 )
@@ -134,7 +135,7 @@ func NewMemoryWith(o MemoryOptions) *Memory {
 
 // Append stores a copy of r, dropping the oldest record when full.
 func (m *Memory) Append(_ context.Context, r Record) error {
-	m.add(r.Clone(), false)
+	m.add(r.Clone(), false, false)
 	return nil
 }
 
@@ -148,10 +149,20 @@ func (m *Memory) Append(_ context.Context, r Record) error {
 // modify r's slices afterwards, nor those of the record returned, which
 // shares them with the history. The recorder uses Add on its hot path.
 func (m *Memory) Add(r Record) Record {
-	return m.add(r, true)
+	return m.add(r, true, false)
 }
 
-func (m *Memory) add(r Record, telemetry bool) Record {
+// AddBorrowed is [Memory.Add] for a record whose Args the caller reuses
+// once AddBorrowed returns (the recorder builds them in a pool buffer):
+// the history keeps a copy of what it holds of them, which for a record
+// that extends the previous record of its trace is only what it adds.
+// The record returned shares r.Args, so it is good only until the caller
+// reuses them; r's other slices are taken as Add takes them.
+func (m *Memory) AddBorrowed(r Record) Record {
+	return m.add(r, true, true)
+}
+
+func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	if telemetry {
 		r.HistoryRecordAppended = true
 	}
@@ -189,8 +200,13 @@ func (m *Memory) add(r Record, telemetry bool) Record {
 		node = newArgsNode(base, size, append([]byte(nil), r.Args[1+size:len(r.Args)-1]...))
 		e.Args, e.args = nil, node
 	case shape.callID != "":
-		// A base for the next record: a view of r's own Args.
-		node = newArgsNode(nil, 0, r.Args[1:len(r.Args)-1])
+		// A base for the next record: a view of the Args it keeps.
+		if borrowed {
+			e.Args = bytes.Clone(r.Args)
+		}
+		node = newArgsNode(nil, 0, e.Args[1:len(e.Args)-1])
+	case borrowed:
+		e.Args = bytes.Clone(r.Args)
 	}
 
 	m.mu.Lock()

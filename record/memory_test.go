@@ -163,6 +163,38 @@ func TestMemoryAddFillsTelemetry(t *testing.T) {
 	assert.Equal(t, m.TraceLen("a"), total)
 }
 
+// AddBorrowed keeps copies of what it holds of Args, which the caller
+// reuses: a record that starts its trace whole, one that extends the
+// previous record of its trace what it adds, a record that is neither
+// (partial Args) whole. One buffer serves every record here, overwritten
+// after each Add.
+func TestMemoryAddBorrowedCopiesArgs(t *testing.T) {
+	m := record.NewMemory(10)
+	buf := make([]byte, 0, 256)
+	add := func(id, trace, args string, prefix *record.ArgsPrefix) {
+		r := rec(id, trace)
+		buf = append(buf[:0], args...)
+		r.Args, r.ArgsPrefix = buf, prefix
+		m.AddBorrowed(r)
+		for i := range buf {
+			buf[i] = 'x' // the caller reuses its buffer
+		}
+	}
+	add("1", "a", `[{"role":"user","content":"hi"}]`, nil)
+	add("2", "a", `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`, nil)
+	add("3", "b", `["another"]`, nil)
+	add("4", "c", `["partial"]`, &record.ArgsPrefix{CallID: "0", Count: 1})
+	want := map[string]string{
+		"1": `[{"role":"user","content":"hi"}]`,
+		"2": `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`,
+		"3": `["another"]`,
+		"4": `["partial"]`,
+	}
+	for _, r := range m.Records() {
+		assert.Equal(t, want[r.CallID], string(r.Args), "record %s", r.CallID)
+	}
+}
+
 // Large records that share nothing are bounded by bytes as well as by
 // count: the oldest go first, and the newest is always kept.
 func TestMemoryMaxBytes(t *testing.T) {

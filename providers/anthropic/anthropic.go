@@ -139,7 +139,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args = append([][]byte{append(turn, '}')}, args...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArray(args, req.ArgsLimit())
+	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}

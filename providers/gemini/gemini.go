@@ -161,7 +161,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		p.turns = append([][]byte{systemTurn(p.system)}, p.turns...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArray(p.turns, req.ArgsLimit())
+	call.Args, cut = providers.FitArrayInto(req.Scratch, p.turns, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
