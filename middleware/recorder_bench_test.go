@@ -57,7 +57,12 @@ func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // benchCall makes BenchmarkRecorder's call through client and reads the
 // answer to its end with buf.
 func benchCall(client *http.Client, buf []byte) error {
-	req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(benchRequest))
+	return benchCallWith(client, benchRequest, buf)
+}
+
+// benchCallWith is benchCall sending body.
+func benchCallWith(client *http.Client, body, buf []byte) error {
+	req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
@@ -88,9 +93,16 @@ func BenchmarkRecorder(b *testing.B) {
 	for _, call := range []struct {
 		name string
 		base memoryTransport
+		// unrelated: every request differs from the one before in its
+		// first turn, so none extends the previous record (which the
+		// history then keeps whole): the calls of independent users.
+		// Otherwise every call sends the same request, and the history
+		// keeps only what each adds, as it does for a conversation.
+		unrelated bool
 	}{
-		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}},
-		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}},
+		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}, false},
+		{"json-unrelated", memoryTransport{body: benchResponse, contentType: "application/json"}, true},
+		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}, false},
 	} {
 		for _, recorded := range []bool{false, true} {
 			name := "call=" + call.name + "/transport=bare"
@@ -104,10 +116,17 @@ func BenchmarkRecorder(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				client := &http.Client{Transport: rt}
 				buf := make([]byte, 32<<10)
+				body := bytes.Clone(benchRequest)
+				// A counter written over the first 8 bytes of the first
+				// turn's text makes each request its own.
+				at := bytes.Index(body, []byte(`"content":"`)) + len(`"content":"`)
 				b.ReportAllocs()
 				cpu0 := cpuTime()
-				for b.Loop() {
-					if err := benchCall(client, buf); err != nil {
+				for i := 0; b.Loop(); i++ {
+					for k, n := 7, i; call.unrelated && k >= 0; k, n = k-1, n/10 {
+						body[at+k] = '0' + byte(n%10)
+					}
+					if err := benchCallWith(client, body, buf); err != nil {
 						b.Fatal(err)
 					}
 				}
