@@ -189,10 +189,6 @@ func (r *Recorder) process(j *job) {
 		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
 		return
 	}
-	if a.argsBuf != nil {
-		r.emitBorrowed(rec)
-		return
-	}
 	r.emit(a.ctx, rec)
 }
 
@@ -341,18 +337,17 @@ func (r *Recorder) emit(ctx context.Context, rec record.Record) {
 	if len(r.cfg.redactors) > 0 {
 		rec = r.redactHooks(rec) // apart: taking rec's address would put every record on the heap
 	}
-	stored := r.history.Add(rec)
+	var stored record.Record
+	if r.lendArgs {
+		// rec's Args may be in the buffer lent for them (attempt.argsBuf),
+		// taken back once this returns: the history keeps copies, and no
+		// sink or redactor sees the record.
+		stored = r.history.AddBorrowed(rec)
+	} else {
+		stored = r.history.Add(rec)
+	}
 	r.recorded.Add(1)
 	r.appendSinks(ctx, stored)
-}
-
-// emitBorrowed is emit for a record whose Args are in a buffer lent for
-// them, taken back once it returns: only when Recorder.lendArgs, so that
-// the history, which copies what it keeps, is all that sees the record.
-func (r *Recorder) emitBorrowed(rec record.Record) {
-	defer r.recovered("emitting a record")
-	r.history.AddBorrowed(rec)
-	r.recorded.Add(1)
 }
 
 func (r *Recorder) redactHooks(rec record.Record) record.Record {
