@@ -214,3 +214,18 @@ func BenchmarkNaiveRegex(b *testing.B) {
 		naive(e)
 	}
 }
+
+// BenchmarkScanOutputProse is the common case: a reply of prose that
+// never names the history, so that the prefilter alone decides. The text
+// is the benchmarks' (internal/benchdata): 3,900 bytes of a pangram, in
+// which every letter of the default name comes back every 45 bytes.
+func BenchmarkScanOutputProse(b *testing.B) {
+	out := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:3900]
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if detect.ScanOutput(out).Access {
+			b.Fatal("prose read as a history query")
+		}
+	}
+}

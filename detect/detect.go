@@ -173,7 +173,8 @@ const DefaultName = "conversation_history"
 // Detector finds history queries. Its zero value is not usable; make one
 // with New. It is safe for concurrent use.
 type Detector struct {
-	names []string
+	names   []string
+	anchors []int // per name, the offset of its rarest byte: what mentioned looks for
 }
 
 // New returns a detector for the default name and any extra names the
@@ -184,6 +185,9 @@ func New(extra ...string) *Detector {
 		if n != "" && n != DefaultName {
 			d.names = append(d.names, n)
 		}
+	}
+	for _, n := range d.names {
+		d.anchors = append(d.anchors, rarestByte(n))
 	}
 	return d
 }
@@ -203,13 +207,54 @@ func ScanToolArguments(args string) Result { return defaultDetector.ScanToolArgu
 // mentioned is the prefilter: no name in the text, nothing to find. It is
 // what keeps a scan of text without the history free of allocations.
 func (d *Detector) mentioned(s string) bool {
-	for _, n := range d.names {
-		if strings.Contains(s, n) {
+	for i, n := range d.names {
+		if containsAt(s, n, d.anchors[i]) {
 			return true
 		}
 	}
 	return false
 }
+
+// containsAt is strings.Contains(s, name), searching for the byte of name
+// at anchor and checking the rest around each one found. strings.Contains
+// searches for the first byte: the c of conversation_history is in one
+// word of prose in five, and every stop costs a call; its underscore is in
+// next to no prose, so a reply that does not name the history is passed
+// over in one vectorized search.
+func containsAt(s, name string, anchor int) bool {
+	c := name[anchor]
+	for i := anchor; i < len(s); {
+		j := strings.IndexByte(s[i:], c)
+		if j < 0 {
+			return false
+		}
+		start := i + j - anchor
+		if start+len(name) <= len(s) && s[start:start+len(name)] == name {
+			return true
+		}
+		i += j + 1
+	}
+	return false
+}
+
+// rarestByte returns the offset of name's rarest byte in text and code:
+// bytes absent from byteRank (an underscore, a digit, a capital) are
+// rarer than any in it, and within it the later the commoner.
+func rarestByte(name string) int {
+	best, bestRank := 0, len(byteRank)+1
+	for i := 0; i < len(name); i++ {
+		r := strings.IndexByte(byteRank, name[i]) // -1 when absent: rarest
+		if r < bestRank {
+			best, bestRank = i, r
+		}
+	}
+	return best
+}
+
+// byteRank lists the bytes common in prose and code from the least to the
+// most common: lowercase letters by their frequency in English, then
+// punctuation and the space.
+const byteRank = "zqxjkvbpygfwmucldrhsnioate.,\n "
 
 // Scan scans code in a language (Unknown: guessed). Line numbers count from
 // the start of code.
