@@ -70,6 +70,8 @@ type attempt struct {
 	// (providers.Request.Scratch, only when Recorder.lendArgs): the
 	// record's Args point into it until the history has stored them.
 	argsBuf *[]byte
+	// lease holds argsBuf for the sinks once the worker has let it go
+	lease lease
 }
 
 // begin captures the request and decides which logical call it belongs

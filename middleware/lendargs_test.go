@@ -2,31 +2,145 @@ package middleware_test
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
 )
 
-// A recorder with no sink and no redactor builds each record's Args in a
-// pool buffer that the next call reuses: the history must keep copies
-// (the whole Args of a record that starts a conversation, what a turn
-// adds to the one before), a failure held for a retry that never comes
-// must keep its own, and a retried call is one record with the Args its
-// attempts sent. Four goroutines call at once, so that the records of
-// one line of calls come between those of another; every record is
-// checked against what was sent after all the calls, when every buffer
-// has been reused many times.
+// A recorder whose sinks keep nothing of a record (none, or the JSONL,
+// Slog and Memory sinks of package record) and that has no redactor
+// builds each record's Args in a pool buffer that a later call reuses:
+// the history must keep copies (the whole Args of a record that starts a
+// conversation, what a turn adds to the one before), a failure held for
+// a retry that never comes must keep its own, a retried call is one
+// record with the Args its attempts sent, and a sink's queue must hold
+// the buffer until its sink has written the record (the JSONL file's
+// writer is slow, so that its queue lags behind the calls). A sink of
+// yours may keep the records it is given: with one, nothing is lent.
+// Four goroutines call at once, so that the records of one line of calls
+// come between those of another; every record is checked against what
+// was sent after all the calls, when every buffer has been reused many
+// times.
 func TestLentArgsOutliveTheNextCall(t *testing.T) {
+	history := func(rec *middleware.Recorder) []record.Record { return rec.History().Records() }
+	t.Run("history only", func(t *testing.T) {
+		rec := middleware.NewRecorder()
+		checkArgs(t, callsLendingArgs(t, rec), history(rec))
+	})
+	for _, sync := range []bool{false, true} {
+		name := "JSONL, Slog and Memory sinks, queued"
+		opts := []middleware.Option{}
+		if sync {
+			name = "JSONL, Slog and Memory sinks, on the worker"
+			opts = append(opts, middleware.WithSyncSinks())
+		}
+		t.Run(name, func(t *testing.T) {
+			file := &slowWriter{}
+			mem := record.NewMemory(1000)
+			rec := middleware.NewRecorder(append(opts,
+				middleware.WithSink(record.NewJSONLWith(file, record.JSONLOptions{BufferSize: 1, ArgsPrefix: true})),
+				middleware.WithSink(record.NewSlog(slog.New(slog.DiscardHandler))),
+				middleware.WithSink(mem))...)
+			sent := callsLendingArgs(t, rec)
+			checkArgs(t, sent, history(rec))
+			written, err := record.ReadJSONL(bytes.NewReader(file.bytes()))
+			require.NoError(t, err)
+			checkArgs(t, sent, written)
+			checkArgs(t, sent, mem.Records())
+		})
+	}
+	t.Run("a full queue", func(t *testing.T) {
+		// The JSONL file's queue drops what it has no room for: those
+		// records give their hold on the buffer back at once.
+		file := &slowWriter{delay: 2 * time.Millisecond}
+		rec := middleware.NewRecorder(middleware.WithSinkQueue(1),
+			middleware.WithSink(record.NewJSONLWith(file, record.JSONLOptions{BufferSize: 1})),
+			middleware.WithLogger(slog.New(slog.DiscardHandler)))
+		sent := callsLendingArgs(t, rec)
+		checkArgs(t, sent, history(rec))
+		assert.Positive(t, rec.Stats().Dropped, "the queue was full")
+		written, err := record.ReadJSONL(bytes.NewReader(file.bytes()))
+		require.NoError(t, err)
+		require.NotEmpty(t, written)
+		for _, r := range written {
+			var compact bytes.Buffer
+			require.NoError(t, json.Compact(&compact, r.Args))
+			assert.Contains(t, sent, compact.String())
+		}
+	})
+	t.Run("a sink of yours", func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			kept []record.Record
+		)
+		rec := middleware.NewRecorder(middleware.WithSink(record.SinkFunc(func(_ context.Context, r record.Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			kept = append(kept, r) // as it is given: a sink may keep a record
+			return nil
+		})))
+		sent := callsLendingArgs(t, rec)
+		checkArgs(t, sent, history(rec))
+		mu.Lock()
+		defer mu.Unlock()
+		checkArgs(t, sent, kept)
+	})
+}
+
+// slowWriter is a file that takes a while to write to.
+type slowWriter struct {
+	delay time.Duration // default 200 µs
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(cmp.Or(w.delay, 200*time.Microsecond))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *slowWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// checkArgs checks that records hold, between them, the Args sent.
+func checkArgs(t *testing.T, sent []string, records []record.Record) {
+	t.Helper()
+	var got []string
+	for _, r := range records {
+		var compact bytes.Buffer
+		require.NoError(t, json.Compact(&compact, r.Args), "record %s", r.CallID)
+		got = append(got, compact.String())
+		if bytes.Contains(r.Args, []byte("retry me")) {
+			assert.Equal(t, 2, r.Attempts, "a retried call is one record")
+		}
+	}
+	assert.ElementsMatch(t, sent, got)
+}
+
+// callsLendingArgs makes conversations, unrelated calls, held 429s, a
+// retried 500 and calls longer than a pool buffer through rec from four
+// goroutines, closes rec, and returns the Args each call sent.
+func callsLendingArgs(t *testing.T, rec *middleware.Recorder) []string {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +162,6 @@ func TestLentArgsOutliveTheNextCall(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	rec := middleware.NewRecorder()
 	client := rec.Client(nil) // net/http alone: nothing is retried but by the test
 
 	msg := func(role, text string) map[string]string { return map[string]string{"role": role, "content": text} }
@@ -92,16 +205,6 @@ func TestLentArgsOutliveTheNextCall(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.NoError(t, rec.Close()) // emits the held failures
-
-	var got []string
-	for _, r := range rec.History().Records() {
-		var compact bytes.Buffer
-		require.NoError(t, json.Compact(&compact, r.Args), "record %s", r.CallID)
-		got = append(got, compact.String())
-		if bytes.Contains(r.Args, []byte("retry me")) {
-			assert.Equal(t, 2, r.Attempts, "a retried call is one record")
-		}
-	}
-	assert.ElementsMatch(t, sent, got)
+	require.NoError(t, rec.Close()) // emits the held failures, flushes the sinks
+	return sent
 }

@@ -38,8 +38,10 @@ type Recorder struct {
 	history *record.Memory
 	sinks   []*sink
 	// lendArgs: a record's Args can be built in a pool buffer, taken back
-	// once the history has copied what it keeps of them, because nothing
-	// else sees the record: no sink, no redactor.
+	// once the history has copied what it keeps of them and every sink
+	// has returned from Append: every sink keeps nothing of a record
+	// (lendsArgs), and no redactor (which may keep what it is given) is
+	// set.
 	lendArgs bool
 	hashSeed maphash.Seed
 	work     workQueue
@@ -95,7 +97,7 @@ func NewRecorder(opts ...Option) *Recorder {
 		r.pendTrace = make(map[string]int)
 	}
 	r.newSinks(&cfg)
-	r.lendArgs = len(r.sinks) == 0 && len(cfg.redactors) == 0
+	r.lendArgs = allLend(r.sinks) && len(cfg.redactors) == 0
 	r.work.start(r)
 	return r
 }

@@ -17,6 +17,9 @@ type sink struct {
 	s     record.Sink
 	typ   string        // its type, for errors and Stats
 	queue *record.Async // nil with WithSyncSinks
+	// lends: s keeps nothing of a record once Append returns, so a
+	// record's Args may be lent to it (lendsArgs)
+	lends bool
 
 	dropped         atomic.Uint64
 	written, failed atomic.Uint64 // with WithSyncSinks; the queue counts its own
@@ -33,8 +36,13 @@ type SinkStats struct {
 func (r *Recorder) newSinks(cfg *config) {
 	for _, s := range cfg.sinks {
 		k := &sink{s: s, typ: fmt.Sprintf("%T", s)}
+		var queued record.Sink = s
+		if lendsArgs(s) {
+			k.lends = true
+			queued = lendingSink{s}
+		}
 		if !cfg.syncSinks {
-			k.queue = record.NewAsync(s, &record.AsyncOptions{
+			k.queue = record.NewAsync(queued, &record.AsyncOptions{
 				QueueSize: cfg.sinkQueue,
 				OnError:   r.sinkFailed,
 			})
@@ -43,11 +51,55 @@ func (r *Recorder) newSinks(cfg *config) {
 	}
 }
 
-// append hands rec to every sink.
-func (r *Recorder) appendSinks(ctx context.Context, rec record.Record) {
+// lendsArgs reports whether a record's Args may be lent to s: whether s
+// keeps nothing of them once its Append returns. The sinks of package
+// record that do are known here: JSONL encodes a record before Append
+// returns, Slog never logs Args, and Memory's Append stores a copy. Types
+// are matched exactly, not by a method: a type that embeds one of them
+// to change its Append would have the method too.
+func lendsArgs(s record.Sink) bool {
+	switch s.(type) {
+	case *record.JSONL, *record.Slog, *record.Memory:
+		return true
+	}
+	return false
+}
+
+// allLend reports whether records' Args may be lent to every sink.
+func allLend(sinks []*sink) bool {
+	for _, k := range sinks {
+		if !k.lends {
+			return false
+		}
+	}
+	return true
+}
+
+// appendSinks hands rec to every sink. A non-nil l holds the pool buffer
+// rec's Args are in: it is taken back once every sink is done with them,
+// the last of the sink queues to feed its sink, or now when there is no
+// queue.
+func (r *Recorder) appendSinks(ctx context.Context, rec record.Record, l *lease) {
+	if l != nil {
+		if len(r.sinks) == 0 || r.cfg.syncSinks {
+			defer releaseBuf(l.buf)
+		} else {
+			// The lease goes into each queue as the record's context.
+			l.Context = ctx
+			l.readers.Store(1) // this goroutine's, until the loop is done
+			defer l.release()
+			ctx = l
+		}
+	}
 	for _, k := range r.sinks {
 		if k.queue != nil {
+			if l != nil {
+				l.readers.Add(1) // the queue's, until its sink has the record
+			}
 			if err := k.queue.Append(ctx, rec); err != nil {
+				if l != nil {
+					l.release() // never to reach the sink
+				}
 				k.dropped.Add(1)
 				r.trouble("a sink queue is full or closed; records are dropped", err)
 			}
@@ -71,6 +123,51 @@ func safeAppend(ctx context.Context, s record.Sink, rec record.Record) (err erro
 	}()
 	return s.Append(ctx, rec)
 }
+
+// A lease counts the readers of a pool buffer that a record's Args are
+// lent in: the worker while it hands the record out, and each sink queue
+// until its sink has taken the record. The last one gives the buffer
+// back. A record a queue never delivers (it was given up on at
+// shutdown) keeps its buffer from the pool, for the collector to take.
+// A lease is the context its record is queued with, so that the record's
+// sink finds it (lendingSink) with no allocation: it lives in the
+// attempt.
+type lease struct {
+	context.Context
+	readers atomic.Int32
+	buf     *[]byte
+}
+
+func (l *lease) release() {
+	if l.readers.Add(-1) == 0 {
+		releaseBuf(l.buf)
+	}
+}
+
+type leaseKey struct{}
+
+func (l *lease) Value(key any) any {
+	if key == (leaseKey{}) {
+		return l
+	}
+	return l.Context.Value(key)
+}
+
+// lendingSink is what a sink queue feeds a sink that lends (lendsArgs)
+// through: it gives up the queue's hold on the record's Args once the
+// sink has returned.
+type lendingSink struct{ s record.Sink }
+
+func (s lendingSink) Append(ctx context.Context, rec record.Record) error {
+	if l, ok := ctx.Value(leaseKey{}).(*lease); ok {
+		defer l.release() // after the sink, even if it panics
+	}
+	return s.s.Append(ctx, rec)
+}
+
+// Flush and Close reach the sink itself.
+func (s lendingSink) Flush() error { return record.Flush(s.s) }
+func (s lendingSink) Close() error { return record.Close(s.s) }
 
 func (r *Recorder) sinkFailed(err error) {
 	r.trouble("a sink failed", err)

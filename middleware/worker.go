@@ -147,7 +147,7 @@ func (q *workQueue) run() {
 func (r *Recorder) process(j *job) {
 	defer r.recovered("building a record")
 	if j.emit != nil {
-		r.emit(j.emit.ctx, j.emit.rec)
+		r.emit(j.emit.ctx, j.emit.rec, nil) // a held record has Args of its own
 		return
 	}
 	a := j.a
@@ -169,12 +169,17 @@ func (r *Recorder) process(j *job) {
 		a.scratch = nil
 		res.Output, res.Refusal = "", ""
 	}
-	if a.argsBuf != nil {
-		defer a.releaseArgs() // after emit: the history has copied them
-		if j.keyed && res.Outcome.Retriable || j.hold != nil {
-			// Held for its retry, the record outlives the buffer.
-			rec.Args = bytes.Clone(rec.Args)
-		}
+	// lent is the buffer rec's Args are in, if any: emit gives it back
+	// once the history and the sinks are done with them.
+	lent := a.argsBuf
+	if lent != nil {
+		a.argsBuf, a.call.Args = nil, nil // read no more through a
+	}
+	if lent != nil && (j.keyed && res.Outcome.Retriable || j.hold != nil) {
+		// Held for its retry, the record outlives the buffer.
+		rec.Args = bytes.Clone(rec.Args)
+		releaseBuf(lent)
+		lent = nil
 	}
 	if j.keyed {
 		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
@@ -189,13 +194,12 @@ func (r *Recorder) process(j *job) {
 		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
 		return
 	}
-	r.emit(a.ctx, rec)
-}
-
-// releaseArgs takes back the buffer lent for the call's Args.
-func (a *attempt) releaseArgs() {
-	releaseBuf(a.argsBuf)
-	a.argsBuf, a.call.Args = nil, nil
+	var l *lease
+	if lent != nil {
+		a.lease.buf = lent
+		l = &a.lease
+	}
+	r.emit(a.ctx, rec, l)
 }
 
 // record builds the record of an attempt, folding in the failed attempts
@@ -331,23 +335,23 @@ func clipMessage(s string) string {
 	return strings.ToValidUTF8(s[:maxMessage], "") + "…"
 }
 
-// emit appends rec to the history, then hands it to the sinks.
-func (r *Recorder) emit(ctx context.Context, rec record.Record) {
+// emit appends rec to the history, then hands it to the sinks. A non-nil
+// lent holds the pool buffer rec's Args are in (attempt.argsBuf): the
+// history keeps copies, the sinks keep nothing (lendsArgs), and the
+// buffer goes back to the pool once the last of them is done.
+func (r *Recorder) emit(ctx context.Context, rec record.Record, lent *lease) {
 	defer r.recovered("emitting a record")
 	if len(r.cfg.redactors) > 0 {
 		rec = r.redactHooks(rec) // apart: taking rec's address would put every record on the heap
 	}
 	var stored record.Record
-	if r.lendArgs {
-		// rec's Args may be in the buffer lent for them (attempt.argsBuf),
-		// taken back once this returns: the history keeps copies, and no
-		// sink or redactor sees the record.
+	if lent != nil {
 		stored = r.history.AddBorrowed(rec)
 	} else {
 		stored = r.history.Add(rec)
 	}
 	r.recorded.Add(1)
-	r.appendSinks(ctx, stored)
+	r.appendSinks(ctx, stored, lent)
 }
 
 func (r *Recorder) redactHooks(rec record.Record) record.Record {

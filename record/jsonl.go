@@ -113,7 +113,8 @@ func OpenJSONLWith(path string, o JSONLOptions) (*JSONL, error) {
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// Append encodes r as one line and buffers it.
+// Append encodes r as one line and buffers it. It keeps nothing of r once
+// it returns (a recorder lends it records whose Args it then reuses).
 func (j *JSONL) Append(_ context.Context, r Record) error {
 	bp := linePool.Get().(*[]byte)
 	shared := j.shareable(&r)

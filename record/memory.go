@@ -133,7 +133,8 @@ func NewMemoryWith(o MemoryOptions) *Memory {
 	return &Memory{cap: o.Capacity, maxBytes: o.MaxBytes}
 }
 
-// Append stores a copy of r, dropping the oldest record when full.
+// Append stores a copy of r, dropping the oldest record when full (so a
+// recorder may lend it records whose Args it then reuses).
 func (m *Memory) Append(_ context.Context, r Record) error {
 	m.add(r.Clone(), false, false)
 	return nil

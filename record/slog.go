@@ -140,7 +140,8 @@ func NewSlog(l *slog.Logger) *Slog {
 }
 
 // Append logs r. Nothing is built when the logger's handler does not want
-// the level.
+// the level. r's Args never reach the handler (a recorder lends it records
+// whose Args it then reuses).
 func (s *Slog) Append(ctx context.Context, r Record) error {
 	level := slog.LevelInfo
 	if r.Outcome.Status == StatusError {
