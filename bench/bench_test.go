@@ -154,6 +154,87 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
+// BenchmarkInProcess is BenchmarkRoundTrip with the network taken out:
+// the base transport answers from memory (a stream one event per Read),
+// so that what each transport adds is its own work, without the
+// scheduling that a loopback server, the client and a transport's
+// goroutines cost one another on two cores.
+func BenchmarkInProcess(b *testing.B) {
+	for _, call := range []string{"json", "stream"} {
+		base := memoryTransport{body: responseBody, contentType: "application/json"}
+		if call == "stream" {
+			base = memoryTransport{body: streamBody, contentType: "text/event-stream", events: true}
+		}
+		for _, tr := range transports {
+			b.Run(fmt.Sprintf("call=%s/transport=%s", call, tr.name), func(b *testing.B) {
+				rt, done := tr.make(base)
+				defer done()
+				client := &http.Client{Transport: rt}
+				buf := make([]byte, 32<<10)
+				b.ReportAllocs()
+				gc0 := gcTime()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(requestBody))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.CopyBuffer(io.Discard, resp.Body, buf); err != nil {
+						b.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(gcTime()-gc0)/float64(b.N), "gc-cpu-ns/op")
+			})
+		}
+	}
+}
+
+// memoryTransport answers every request with body, having read the
+// request's, as a server would.
+type memoryTransport struct {
+	body        []byte
+	contentType string
+	events      bool // one SSE event per Read, as a flushed stream arrives
+}
+
+func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	var body io.Reader = bytes.NewReader(m.body)
+	if m.events {
+		body = &eventReader{rest: m.body}
+	}
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Header:        http.Header{"Content-Type": {m.contentType}},
+		Body:          io.NopCloser(body),
+		ContentLength: -1,
+		Request:       req,
+	}, nil
+}
+
+// eventReader returns one SSE event per Read.
+type eventReader struct{ rest []byte }
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	if len(e.rest) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.Index(e.rest, []byte("\n\n")) + 2
+	if n < 2 || n > len(p) {
+		n = min(len(p), len(e.rest))
+	}
+	copy(p, e.rest[:n])
+	e.rest = e.rest[n:]
+	return n, nil
+}
+
 // mustJSONL opens a JSONL sink on a fresh temporary file, removed at once
 // (the open file lives on until the sink closes it).
 func mustJSONL() *record.JSONL {
