@@ -36,6 +36,13 @@
 // up on those still stuck with a [*ShutdownError]; [Recorder.Close] does so
 // within [WithCloseTimeout].
 //
+// A sink of your own may keep the records it is given. The JSONL, Slog
+// and Memory sinks of package record keep nothing of a record once their
+// Append returns, so when every sink is one of them (or there is none)
+// and no redactor is set, a record's args are built in a buffer the
+// recorder reuses once the last sink has written the record: no
+// allocation for them per call beyond what the history keeps.
+//
 // # One record per logical call
 //
 // A record is finalized exactly once, at the first of: the body read to
