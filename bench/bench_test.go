@@ -161,9 +161,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 // goroutines cost one another on two cores.
 func BenchmarkInProcess(b *testing.B) {
 	for _, call := range []string{"json", "stream"} {
-		base := memoryTransport{body: responseBody, contentType: "application/json"}
+		base := benchdata.JSON
 		if call == "stream" {
-			base = memoryTransport{body: streamBody, contentType: "text/event-stream", events: true}
+			base = benchdata.SSE
 		}
 		for _, tr := range transports {
 			b.Run(fmt.Sprintf("call=%s/transport=%s", call, tr.name), func(b *testing.B) {
@@ -191,48 +191,6 @@ func BenchmarkInProcess(b *testing.B) {
 			})
 		}
 	}
-}
-
-// memoryTransport answers every request with body, having read the
-// request's, as a server would.
-type memoryTransport struct {
-	body        []byte
-	contentType string
-	events      bool // one SSE event per Read, as a flushed stream arrives
-}
-
-func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		io.Copy(io.Discard, req.Body)
-		req.Body.Close()
-	}
-	var body io.Reader = bytes.NewReader(m.body)
-	if m.events {
-		body = &eventReader{rest: m.body}
-	}
-	return &http.Response{
-		StatusCode:    http.StatusOK,
-		Header:        http.Header{"Content-Type": {m.contentType}},
-		Body:          io.NopCloser(body),
-		ContentLength: -1,
-		Request:       req,
-	}, nil
-}
-
-// eventReader returns one SSE event per Read.
-type eventReader struct{ rest []byte }
-
-func (e *eventReader) Read(p []byte) (int, error) {
-	if len(e.rest) == 0 {
-		return 0, io.EOF
-	}
-	n := bytes.Index(e.rest, []byte("\n\n")) + 2
-	if n < 2 || n > len(p) {
-		n = min(len(p), len(e.rest))
-	}
-	copy(p, e.rest[:n])
-	e.rest = e.rest[n:]
-	return n, nil
 }
 
 // mustJSONL opens a JSONL sink on a fresh temporary file, removed at once

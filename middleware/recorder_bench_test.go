@@ -27,32 +27,7 @@ import (
 // the recorder's (its worker's too: the CPU of the whole process is
 // reported as cpu-ns/op). The payloads are bench/'s (internal/benchdata):
 // a 4 KiB chat request and response, and a 100-event stream.
-var (
-	benchRequest  = benchdata.Request
-	benchResponse = benchdata.Response
-	benchStream   = benchdata.Stream
-)
-
-// memoryTransport answers every request with body, in chunks of the size
-// a stream's events or a TCP read would have.
-type memoryTransport struct {
-	body        []byte
-	contentType string
-	events      bool // deliver event by event
-}
-
-func (m memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		io.Copy(io.Discard, req.Body)
-		req.Body.Close()
-	}
-	var body io.Reader = bytes.NewReader(m.body)
-	if m.events {
-		body = &eventReader{rest: m.body}
-	}
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {m.contentType}},
-		Body: io.NopCloser(body), ContentLength: -1, Request: req}, nil
-}
+var benchRequest = benchdata.Request
 
 // benchCall makes BenchmarkRecorder's call through client and reads the
 // answer to its end with buf.
@@ -73,26 +48,10 @@ func benchCallWith(client *http.Client, body, buf []byte) error {
 	return err
 }
 
-// eventReader returns one SSE event per Read, as a flushed stream does.
-type eventReader struct{ rest []byte }
-
-func (e *eventReader) Read(p []byte) (int, error) {
-	if len(e.rest) == 0 {
-		return 0, io.EOF
-	}
-	n := bytes.Index(e.rest, []byte("\n\n")) + 2
-	if n < 2 || n > len(p) {
-		n = min(len(p), len(e.rest))
-	}
-	copy(p, e.rest[:n])
-	e.rest = e.rest[n:]
-	return n, nil
-}
-
 func BenchmarkRecorder(b *testing.B) {
 	for _, call := range []struct {
 		name string
-		base memoryTransport
+		base benchdata.Transport
 		// unrelated: every request differs from the one before in its
 		// first turn, so none extends the previous record (which the
 		// history then keeps whole): the calls of independent users.
@@ -100,9 +59,9 @@ func BenchmarkRecorder(b *testing.B) {
 		// keeps only what each adds, as it does for a conversation.
 		unrelated bool
 	}{
-		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}, false},
-		{"json-unrelated", memoryTransport{body: benchResponse, contentType: "application/json"}, true},
-		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}, false},
+		{"json", benchdata.JSON, false},
+		{"json-unrelated", benchdata.JSON, true},
+		{"stream", benchdata.SSE, false},
 	} {
 		for _, recorded := range []bool{false, true} {
 			name := "call=" + call.name + "/transport=bare"
@@ -183,7 +142,7 @@ func BenchmarkConversation(b *testing.B) {
 		}
 		for _, variant := range []string{"bare", "recorder", "recorder+jsonl", "recorder+jsonl_args_prefix"} {
 			b.Run(fmt.Sprintf("turns=%d/transport=%s", turns, variant), func(b *testing.B) {
-				var rt http.RoundTripper = memoryTransport{body: benchResponse, contentType: "application/json"}
+				var rt http.RoundTripper = benchdata.JSON
 				var rec *middleware.Recorder
 				var file countingWriter
 				// 1,000 turns take about 1 MiB: capture them whole.
@@ -242,10 +201,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func TestBenchmarkRecords(t *testing.T) {
 	for _, call := range []struct {
 		name string
-		base memoryTransport
+		base benchdata.Transport
 	}{
-		{"json", memoryTransport{body: benchResponse, contentType: "application/json"}},
-		{"stream", memoryTransport{body: benchStream, contentType: "text/event-stream", events: true}},
+		{"json", benchdata.JSON},
+		{"stream", benchdata.SSE},
 	} {
 		t.Run(call.name, func(t *testing.T) {
 			rec := middleware.NewRecorder(middleware.WithOutput())

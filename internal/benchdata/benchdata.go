@@ -5,12 +5,15 @@
 //
 // A 4 KiB chat request and response, and a 100-event stream. The text is
 // prose, as in a real conversation (a long run of letters alone would look
-// like base64 data to the recorder).
+// like base64 data to the recorder). [Transport] answers with them from
+// memory, for the benchmarks that take the network out.
 package benchdata
 
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 )
 
@@ -34,3 +37,54 @@ var (
 		return b.Bytes()
 	}()
 )
+
+// Transport answers every request with Body, having read the request's
+// body as a server would. With Events the body arrives one SSE event per
+// Read, as a stream flushed event by event does.
+type Transport struct {
+	Body        []byte
+	ContentType string
+	Events      bool
+}
+
+var (
+	// JSON answers with Response.
+	JSON = Transport{Body: Response, ContentType: "application/json"}
+	// SSE answers with Stream, event by event.
+	SSE = Transport{Body: Stream, ContentType: "text/event-stream", Events: true}
+)
+
+// RoundTrip implements [http.RoundTripper].
+func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	var body io.Reader = bytes.NewReader(t.Body)
+	if t.Events {
+		body = &eventReader{rest: t.Body}
+	}
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Header:        http.Header{"Content-Type": {t.ContentType}},
+		Body:          io.NopCloser(body),
+		ContentLength: -1,
+		Request:       req,
+	}, nil
+}
+
+// eventReader returns one SSE event per Read.
+type eventReader struct{ rest []byte }
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	if len(e.rest) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.Index(e.rest, []byte("\n\n")) + 2
+	if n < 2 || n > len(p) {
+		n = min(len(p), len(e.rest))
+	}
+	copy(p, e.rest[:n])
+	e.rest = e.rest[n:]
+	return n, nil
+}
