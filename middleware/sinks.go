@@ -77,19 +77,14 @@ func allLend(sinks []*sink) bool {
 
 // appendSinks hands rec to every sink. A non-nil l holds the pool buffer
 // rec's Args are in: it is taken back once every sink is done with them,
-// the last of the sink queues to feed its sink, or now when there is no
-// queue.
+// when the loop is over or the last of the sink queues has fed its sink.
 func (r *Recorder) appendSinks(ctx context.Context, rec record.Record, l *lease) {
 	if l != nil {
-		if len(r.sinks) == 0 || r.cfg.syncSinks {
-			defer releaseBuf(l.buf)
-		} else {
-			// The lease goes into each queue as the record's context.
-			l.Context = ctx
-			l.readers.Store(1) // this goroutine's, until the loop is done
-			defer l.release()
-			ctx = l
-		}
+		// The lease goes into each queue as the record's context.
+		l.Context = ctx
+		l.readers.Store(1) // this goroutine's, until the loop is done
+		defer l.release()
+		ctx = l
 	}
 	for _, k := range r.sinks {
 		if k.queue != nil {

@@ -169,17 +169,19 @@ func (r *Recorder) process(j *job) {
 		a.scratch = nil
 		res.Output, res.Refusal = "", ""
 	}
-	// lent is the buffer rec's Args are in, if any: emit gives it back
-	// once the history and the sinks are done with them.
-	lent := a.argsBuf
-	if lent != nil {
+	// l holds the buffer rec's Args are in, if any, for emit: it goes
+	// back to the pool once the history and the sinks are done with them.
+	var l *lease
+	if buf := a.argsBuf; buf != nil {
 		a.argsBuf, a.call.Args = nil, nil // read no more through a
-	}
-	if lent != nil && (j.keyed && res.Outcome.Retriable || j.hold != nil) {
-		// Held for its retry, the record outlives the buffer.
-		rec.Args = bytes.Clone(rec.Args)
-		releaseBuf(lent)
-		lent = nil
+		if j.keyed && res.Outcome.Retriable || j.hold != nil {
+			// Held for its retry, the record outlives the buffer.
+			rec.Args = bytes.Clone(rec.Args)
+			releaseBuf(buf)
+		} else {
+			a.lease.buf = buf
+			l = &a.lease
+		}
 	}
 	if j.keyed {
 		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
@@ -193,11 +195,6 @@ func (r *Recorder) process(j *job) {
 	if j.hold != nil {
 		j.hold.rec = rec // emitted by its retry's job, its expiry or Close
 		return
-	}
-	var l *lease
-	if lent != nil {
-		a.lease.buf = lent
-		l = &a.lease
 	}
 	r.emit(a.ctx, rec, l)
 }
@@ -336,22 +333,22 @@ func clipMessage(s string) string {
 }
 
 // emit appends rec to the history, then hands it to the sinks. A non-nil
-// lent holds the pool buffer rec's Args are in (attempt.argsBuf): the
+// l holds the pool buffer rec's Args are in (attempt.argsBuf): the
 // history keeps copies, the sinks keep nothing (lendsArgs), and the
 // buffer goes back to the pool once the last of them is done.
-func (r *Recorder) emit(ctx context.Context, rec record.Record, lent *lease) {
+func (r *Recorder) emit(ctx context.Context, rec record.Record, l *lease) {
 	defer r.recovered("emitting a record")
 	if len(r.cfg.redactors) > 0 {
 		rec = r.redactHooks(rec) // apart: taking rec's address would put every record on the heap
 	}
 	var stored record.Record
-	if lent != nil {
+	if l != nil {
 		stored = r.history.AddBorrowed(rec)
 	} else {
 		stored = r.history.Add(rec)
 	}
 	r.recorded.Add(1)
-	r.appendSinks(ctx, stored, lent)
+	r.appendSinks(ctx, stored, l)
 }
 
 func (r *Recorder) redactHooks(rec record.Record) record.Record {
