@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -206,5 +207,31 @@ func BenchmarkConversation(b *testing.B) {
 				b.ReportMetric(float64(w.n)*float64(turns)/float64(calls), "B/conv")
 			})
 		}
+	}
+}
+
+// BenchmarkValidJSON is the validating walk every body gets on the
+// recorder's goroutine, over the bench's 4 KiB chat request and response
+// (long strings of plain prose, the common case), and over text with an
+// escape and a non-ASCII letter in every line, which takes the scanner's
+// slower path.
+func BenchmarkValidJSON(b *testing.B) {
+	lines := strings.Repeat(`Grüße aus Köln,\n \"quoted\" and plain text after it. `, 60)
+	for _, body := range []struct {
+		name string
+		b    []byte
+	}{
+		{"request", benchdata.Request},
+		{"response", benchdata.Response},
+		{"escaped", []byte(`{"messages":[{"role":"user","content":"` + lines + `"}]}`)},
+	} {
+		b.Run(body.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body.b)))
+			for b.Loop() {
+				if !record.ValidJSON(body.b) {
+					b.Fatal("invalid")
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -41,6 +42,41 @@ func FuzzScanJSON(f *testing.F) {
 			t.Fatalf("newline=%v for %q", newline, b)
 		}
 	})
+}
+
+// TestPlainWord holds the scanners' eight-bytes-at-a-time tests to their
+// byte-by-byte meaning, for every pair of byte values side by side (a
+// subtraction's borrow reaches only the next byte up) at the start, in the
+// middle and at the end of a word, and across two words, over a background
+// of plain letters; plainRun in each of its loops (32, 8 and 1 bytes at a
+// time).
+func TestPlainWord(t *testing.T) {
+	plainByte := func(c byte, quoteToo bool) bool {
+		return c >= 0x20 && c < utf8.RuneSelf && c != '\\' && (!quoteToo || c != '"')
+	}
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN" // 40 bytes
+	for _, at := range []int{0, 3, 6, 7, 14, 22, 30, 33, 38} {
+		for pair := range 1 << 16 {
+			b := []byte(letters)
+			b[at], b[at+1] = byte(pair), byte(pair>>8)
+			wantRun := plainByte(b[at], false) && plainByte(b[at+1], false)
+			wantWord := plainByte(b[at], true) && plainByte(b[at+1], true)
+			if got := plainRun(b); got != wantRun {
+				t.Fatalf("plainRun(%q) = %v, want %v", b, got, wantRun)
+			}
+			if got := plainRun(b[at : at+2]); got != wantRun {
+				t.Fatalf("plainRun(%q) = %v, want %v", b[at:at+2], got, wantRun)
+			}
+			if at < 7 {
+				if got := plainWord(binary.LittleEndian.Uint64(b)); got != wantWord {
+					t.Fatalf("plainWord(%q) = %v, want %v", b[:8], got, wantWord)
+				}
+				if got := plainRun(b[:8]); got != wantRun {
+					t.Fatalf("plainRun(%q) = %v, want %v", b[:8], got, wantRun)
+				}
+			}
+		}
+	}
 }
 
 func TestScanJSONSeeds(t *testing.T) {
