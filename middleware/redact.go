@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -236,21 +237,43 @@ func mayHoldSecret(s string) bool {
 // redactBytes returns b with secrets replaced. When there are none it
 // returns b itself; otherwise a new slice, so the caller's bytes (a body
 // about to be sent) are never changed.
+//
+// Every pattern looks at b as it came, and what they find is replaced in
+// one go: a pattern run over another's output would miss a secret whose
+// prefix the other replaced ("Bearer abcdefghbearer secret12345", where
+// the first token swallows the second prefix).
 func redactBytes(b []byte) []byte {
-	out := b
+	var found [4]span // the common case, a clean body, allocates nothing
+	secrets := found[:0]
 	for _, p := range secretPatterns {
-		if r, changed := redactPattern(out, p); changed {
-			out = r // a new slice: b itself is never written
-		}
+		secrets = findSecrets(b, p, secrets)
 	}
-	return out
+	if len(secrets) == 0 {
+		return b
+	}
+	slices.SortFunc(secrets, func(x, y span) int { return cmp.Compare(x.start, y.start) })
+	out := make([]byte, 0, len(b))
+	last := 0 // the end of the secrets replaced so far
+	for k, sp := range secrets {
+		if k > 0 && sp.start <= last {
+			last = max(last, sp.end) // it overlaps or touches the one before: one Redacted for both
+			continue
+		}
+		out = append(out, b[last:sp.start]...)
+		out = append(out, Redacted...)
+		last = sp.end
+	}
+	return append(out, b[last:]...)
 }
 
-// redactPattern replaces the secrets of one pattern. It finds candidates
-// by the pattern's anchor and checks the rest of the prefix around it.
-func redactPattern(b []byte, p secretPattern) ([]byte, bool) {
-	var out []byte
-	last := 0
+// span is the bytes of a secret, b[start:end], to be replaced.
+type span struct{ start, end int }
+
+// findSecrets appends to out the secrets of one pattern in b. It finds
+// candidates by the pattern's anchor and checks the rest of the prefix
+// around it.
+func findSecrets(b []byte, p secretPattern, out []span) []span {
+	last := 0 // the end of the last secret found
 	anchor := []byte(p.prefix[p.anchor:])
 	for i := p.anchor; i < len(b); {
 		j := bytes.Index(b[i:], anchor)
@@ -259,30 +282,35 @@ func redactPattern(b []byte, p secretPattern) ([]byte, bool) {
 		}
 		start := i + j - p.anchor
 		i += j + len(anchor)
-		if start < last || string(b[start:start+p.anchor]) != p.prefix[:p.anchor] {
+		// A candidate may start inside the secret just found, as long as
+		// what it keeps of itself lies past it: in "Bearer
+		// abcdefghBearer secret12345" the first token swallows the second
+		// "Bearer", and the secret after it is found too.
+		if start+p.keep < last || string(b[start:start+p.anchor]) != p.prefix[:p.anchor] {
 			continue
 		}
-		end := start + len(p.prefix)
-		for end < len(b) && p.alphabet(b[end]) {
-			end++
+		if end, ok := p.secretAt(b, start); ok {
+			out = append(out, span{start + p.keep, end})
+			last = end
 		}
-		ok := end-start-len(p.prefix) >= p.min
-		if ok && p.boundary && start > 0 && (keyChar(b[start-1]) && b[start-1] != '-' && b[start-1] != '_') {
-			ok = false // "task-..." is not a key
-		}
-		if ok && p.query && (start == 0 || b[start-1] != '?' && b[start-1] != '&') {
-			ok = false
-		}
-		if !ok {
-			continue
-		}
-		out = append(out, b[last:start+p.keep]...)
-		out = append(out, Redacted...)
-		last = end
-		i = max(i, end)
 	}
-	if out == nil {
-		return b, false
+	return out
+}
+
+// secretAt reports whether a secret of p starts at b[start:], whose prefix
+// is there, and where it ends.
+func (p secretPattern) secretAt(b []byte, start int) (end int, ok bool) {
+	end = start + len(p.prefix)
+	for end < len(b) && p.alphabet(b[end]) {
+		end++
 	}
-	return append(out, b[last:]...), true
+	switch {
+	case end-start-len(p.prefix) < p.min:
+		return 0, false
+	case p.boundary && start > 0 && keyChar(b[start-1]) && b[start-1] != '-' && b[start-1] != '_':
+		return 0, false // "task-..." is not a key
+	case p.query && (start == 0 || b[start-1] != '?' && b[start-1] != '&'):
+		return 0, false
+	}
+	return end, true
 }

@@ -116,6 +116,13 @@ func TestRedact(t *testing.T) {
 		{"monkey=banana is not a parameter", "monkey=banana is not a parameter"},
 		{"ya29.a0AfH6SMBxxxxxxxxxxxxxxxxxx", "[REDACTED]"},
 		{"nothing here", "nothing here"},
+		// A token that swallows the next prefix: the secret after it is
+		// redacted as well, by the same pattern or by another.
+		{"Bearer abcdefghBearer secret12345", "Bearer [REDACTED] [REDACTED]"},
+		{"bearer abcdefghBearer secret12345", "bearer [REDACTED] [REDACTED]"},
+		{"Bearer abcdefghbearer secret12345", "Bearer [REDACTED] [REDACTED]"},
+		{"sk-abcdefghijklmnopqrstuvwx-sk-abcdefghijklmnopqrstuvwx", "[REDACTED]"},
+		{"?key=abc&key=def", "?key=[REDACTED]&key=[REDACTED]"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, middleware.Redact(tt.in), tt.in)
