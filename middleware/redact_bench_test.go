@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,5 +15,20 @@ func BenchmarkRedactClean(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		redactBytes(proseBody)
+	}
+}
+
+// BenchmarkRedactCrowded is redaction of bodies crowded with prefixes that
+// are not secrets ("xsk-": a key must not follow a letter), at two sizes:
+// the time per byte must not grow with the body.
+func BenchmarkRedactCrowded(b *testing.B) {
+	for _, size := range []int{16 << 10, 64 << 10} {
+		body := []byte(strings.Repeat("xsk-", size/4))
+		b.Run(fmt.Sprintf("size=%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				redactBytes(body)
+			}
+		})
 	}
 }

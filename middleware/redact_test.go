@@ -90,3 +90,24 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactLooksAtEachByteOnce holds each pattern's search to linear work
+// on bodies crowded with its prefix: the prefix after a letter (not a key,
+// or not a URL parameter), after a separator (a secret, or too short to
+// be one), and back to back. It counts the bytes each token scan looks at:
+// a scan from every candidate to the end of the body would look at each
+// byte thousands of times.
+func TestRedactLooksAtEachByteOnce(t *testing.T) {
+	for _, p := range secretPatterns {
+		for _, unit := range []string{"x" + p.prefix, "-" + p.prefix, "?" + p.prefix, p.prefix, p.prefix + "abcdefgh "} {
+			body := []byte(strings.Repeat(unit, 4096))
+			looked := 0
+			counted := p
+			counted.alphabet = func(c byte) bool { looked++; return p.alphabet(c) }
+			findSecrets(body, counted, nil)
+			if looked > 2*len(body) {
+				t.Errorf("%q: %d bytes looked at for a body of %d", unit, looked, len(body))
+			}
+		}
+	}
+}
