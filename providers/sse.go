@@ -29,26 +29,36 @@ func ScanSSE(body []byte, fn func(Event) bool) {
 		ev, multi = Event{}, false
 		return ok
 	}
+	// The next '\n' in body, or -1: found once and kept while lines end
+	// before it. A stream whose lines end in '\r' alone may hold no '\n'
+	// at all, and looking for one again from each line would cost the
+	// square of the body (seconds for 1 MiB).
+	nl := bytes.IndexByte(body, '\n')
 	for len(body) > 0 {
 		var line []byte
-		// The next line end: '\n' found fast (bytes.IndexAny is a byte
-		// loop), then a '\r' looked for only before it.
-		i := bytes.IndexByte(body, '\n')
-		end := i
+		// The next line end: the '\n' found fast (bytes.IndexAny is a
+		// byte loop), then a '\r' looked for only before it.
+		i, end := nl, nl
 		if end < 0 {
 			end = len(body)
 		}
 		if j := bytes.IndexByte(body[:end], '\r'); j >= 0 {
 			i = j
 		}
+		next := len(body) // where the next line starts
 		if i < 0 {
-			line, body = body, nil
+			line = body
 		} else {
 			line = body[:i]
+			next = i + 1
 			if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
-				body = body[i+2:]
-			} else {
-				body = body[i+1:]
+				next = i + 2
+			}
+		}
+		body = body[next:]
+		if nl >= 0 {
+			if nl -= next; nl < 0 {
+				nl = bytes.IndexByte(body, '\n')
 			}
 		}
 		if len(line) == 0 {

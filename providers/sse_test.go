@@ -3,6 +3,7 @@ package providers_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,15 +86,55 @@ func FuzzScanSSE(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		got := scan(string(b))
 		total := 0
-		providers.ScanSSE(b, func(e providers.Event) bool {
+		for _, e := range got {
 			total += len(e.Data) + len(e.Raw)
-			return true
-		})
+		}
 		if total > 2*len(b) {
 			t.Fatalf("%d bytes of events from %d bytes", total, len(b))
 		}
+		// The three line endings SSE allows mean the same.
+		if want := scan(string(newlinesOnly(b))); !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, but with newlines only %q", b, got, want)
+		}
 	})
+}
+
+// newlinesOnly is b with each line ending ("\r\n", "\r" or "\n") written
+// as "\n".
+func newlinesOnly(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\r' {
+			out = append(out, b[i])
+			continue
+		}
+		if i+1 < len(b) && b[i+1] == '\n' {
+			i++
+		}
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// BenchmarkScanSSE is ScanSSE over a stream of small events at two sizes
+// and with each line ending: the time per byte must not grow with the
+// size. (Lines that end in '\r' alone once cost the square of the body: a
+// '\n' was looked for again from each line.)
+func BenchmarkScanSSE(b *testing.B) {
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		for _, size := range []int{64 << 10, 512 << 10} {
+			frame := "data: {\"delta\":\"Hel\"}" + eol + eol
+			body := []byte(strings.Repeat(frame, size/len(frame)))
+			b.Run(fmt.Sprintf("eol=%q/size=%dKiB", eol, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					providers.ScanSSE(body, func(providers.Event) bool { return true })
+				}
+			})
+		}
+	}
 }
 
 // Events come out one by one, whatever the line endings.
