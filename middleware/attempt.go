@@ -45,6 +45,7 @@ type attempt struct {
 	depth     int
 	speaker   string     // from the context; "" means from the request
 	key       attemptKey // identifies the logical call across attempts; zero when it cannot
+	keyLater  bool       // key is a fingerprint not computed yet: see retryKey
 	claimed   *held      // earlier attempts of the same logical call: failures, or a redirect
 	hop       bool       // claimed is the redirect this attempt follows
 	inner     atomic.Int32
@@ -122,7 +123,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	claim := false
 	switch idem := req.Header.Get("Idempotency-Key"); {
 	case a.hop:
-		a.key = r.fingerprint(a) // for its own retriable failure, if any
+		a.key, a.keyLater = attemptKey{kind: 'f'}, true // for its own retriable failure, if any
 	case explicit:
 		a.key, claim = attemptKey{kind: 'c', s: a.callID}, true
 	case idem != "":
@@ -132,9 +133,17 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		// proves that a later request is the same one: never folded.
 		a.key = attemptKey{}
 	default:
-		a.key = r.fingerprint(a)
 		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry.
 		claim = req.Header.Get("X-Stainless-Retry-Count") != "0"
+		a.key, a.keyLater = attemptKey{kind: 'f'}, true
+		if claim && r.keyed.Load() == 0 {
+			claim = false // nothing is held: nothing to claim, no hash yet
+		} else if claim {
+			a.retryKey()
+		}
+	}
+	if a.keyLater && r.cfg.previewLatest > 0 {
+		a.retryKey() // the preview is about to replace the body it hashes
 	}
 	if claim {
 		a.claimed = r.claim(a.key)
@@ -321,6 +330,20 @@ func releaseBuf(b *[]byte) {
 	}
 }
 
+// retryKey returns the attempt's key, computing the fingerprint begin
+// left for later. An attempt needs it only to claim an earlier one, which
+// begin does when anything is held, or to be held itself, when it fails:
+// a successful call, the usual one, never hashes its body. It is called
+// on the call's path (begin, finish), before the worker sees the attempt,
+// and with the request body captured (the preview, which replaces it,
+// keys in begin).
+func (a *attempt) retryKey() attemptKey {
+	if a.keyLater {
+		a.key, a.keyLater = a.r.fingerprint(a), false
+	}
+	return a.key
+}
+
 // fingerprint identifies an attempt by what it sends, for retries that
 // carry no marker (genai resends the same request).
 func (r *Recorder) fingerprint(a *attempt) attemptKey {
@@ -469,10 +492,14 @@ func (a *attempt) finish(f finishInfo) {
 		j.hold = a.holding(attemptKey{hop: f.redirect})
 	case f.reason == endTransport || f.status >= 400 || f.reason == endReadError || f.reason == endContext:
 		// Failures are rare and their bodies small: settle them here.
+		key := a.key
+		if r.cfg.dedupWindow > 0 && !key.none() {
+			key = a.retryKey() // before the parse, which lets the request body go
+		}
 		res := a.result(&j.f)
 		j.res = &res
-		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && !a.key.none() {
-			j.hold = a.holding(a.key)
+		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && !key.none() {
+			j.hold = a.holding(key)
 		}
 	}
 	r.tracePending(a.trace, 1) // undone by process
@@ -481,7 +508,7 @@ func (a *attempt) finish(f finishInfo) {
 		// 200 whose JSON was cut): its retry, if it comes first, waits
 		// for it (begin). Bodies that end as JSON ends do not.
 		j.keyed = true
-		r.keyPending(a.key, 1) // undone by process
+		r.keyPending(a.retryKey(), 1) // undone by process
 	}
 	r.work.submit(j)
 	if j.hold != nil {

@@ -33,6 +33,7 @@ func (r *Recorder) hold(h *held) {
 	}
 	r.held[h.key] = append(r.held[h.key], h)
 	r.nHeld++
+	r.keyed.Add(1)
 	h.timer = time.AfterFunc(r.cfg.dedupWindow, func() { r.expire(h) })
 }
 
@@ -76,6 +77,7 @@ func (r *Recorder) remove(h *held) bool {
 				r.held[h.key] = list
 			}
 			r.nHeld--
+			r.keyed.Add(-1)
 			return true
 		}
 	}

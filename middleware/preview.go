@@ -102,8 +102,9 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 		out.Header = out.Header.Clone() // shared with the caller's request
 		out.Header.Set("Content-Length", strconv.Itoa(len(edited)))
 	}
-	// The record holds what was sent; the dedup key, computed already,
-	// keeps the caller's body so that a resent request still matches.
+	// The record holds what was sent; the dedup key, computed already
+	// (begin does not leave it for later when the preview is on), keeps
+	// the caller's body so that a resent request still matches.
 	if c.pooled != nil {
 		releaseBuf(c.pooled)
 		c.pooled = nil
@@ -132,12 +133,15 @@ func (r *Recorder) guidanceEditor(a *attempt) providers.GuidanceEditor {
 func (r *Recorder) keyPending(key attemptKey, delta int) bool {
 	r.keyMu.Lock()
 	defer r.keyMu.Unlock()
-	n := r.keyPend[key] + delta
+	old := r.keyPend[key]
+	n := old + delta
 	if n <= 0 {
 		delete(r.keyPend, key)
+		r.keyed.Add(-int64(old))
 		return false
 	}
 	r.keyPend[key] = n
+	r.keyed.Add(int64(n - old))
 	return true
 }
 

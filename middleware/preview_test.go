@@ -445,6 +445,35 @@ func TestPreviewRetry(t *testing.T) {
 	assert.True(t, rs[1].HistoryGuidance)
 }
 
+// A retry the client makes itself, above the recorder, resends the body
+// it was given, not the one the preview sent: it still folds into the
+// attempt it retries, which is keyed by the caller's body.
+func TestPreviewSDKRetry(t *testing.T) {
+	e := newEnv(t, middleware.WithHistoryPreview(3))
+	w, srv := newWire(t)
+	w.fail[1] = http.StatusTooManyRequests // the second call's first attempt
+	ctx := middleware.WithTrace(context.Background(), "t-sdk-retry")
+	c := openaisdk.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("sk-test-openaigo-0123456789abcdef"),
+		option.WithHTTPClient(e.client), option.WithMaxRetries(2))
+	params := openaisdk.ChatCompletionNewParams{
+		Model:    "gpt-4o-mini",
+		Messages: []openaisdk.ChatCompletionMessageParamUnion{openaisdk.UserMessage("Hello")},
+	}
+	_, err := c.Chat.Completions.New(ctx, params)
+	require.NoError(t, err)
+	_, err = c.Chat.Completions.New(ctx, params)
+	require.NoError(t, err)
+
+	sent := w.sent()
+	require.Len(t, sent, 3)
+	assert.Contains(t, sent[1], "History: 1 record", "the preview is in the attempt that failed")
+	rs := e.records()
+	require.Len(t, rs, 2, "the SDK's retry folds into the call it retries")
+	assert.Equal(t, 2, rs[1].Attempts)
+	assert.True(t, rs[1].Outcome.OK)
+	assert.True(t, rs[1].HistoryGuidance)
+}
+
 // The preview never carries what a record holds of a call's payload, nor
 // a key that an earlier call's error named.
 func TestPreviewHasNoSecrets(t *testing.T) {

@@ -65,6 +65,12 @@ type Recorder struct {
 	keyMu   sync.Mutex
 	keyPend map[attemptKey]int
 
+	// keyed counts the failures held and the attempts pending under a
+	// key. While it is zero no attempt can claim an earlier one, and
+	// begin leaves the fingerprint, a hash of the whole request body, for
+	// when the attempt itself fails (attempt.retryKey).
+	keyed atomic.Int64
+
 	inflight         atomic.Int64
 	recorded, panics atomic.Uint64
 	logged           sync.Map // kinds of trouble already logged
@@ -219,6 +225,7 @@ func (r *Recorder) shutdown(ctx context.Context) error {
 		waiting = append(waiting, list...)
 	}
 	clear(r.held)
+	r.keyed.Add(-int64(r.nHeld))
 	r.nHeld = 0
 	r.mu.Unlock()
 
