@@ -157,11 +157,14 @@ func (s *stream) event(f *eventFields, data []byte) {
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		if pos, ok := s.byItem[outIdx.Int()]; ok {
-			s.output.calls[pos].Arguments += delta.String()
+			p := piecesOf(&s.output.pieces, pos)
+			p.args = append(p.args, delta.String()...)
 		}
 	case "response.function_call_arguments.done":
 		if pos, ok := s.byItem[outIdx.Int()]; ok {
 			s.output.calls[pos].Arguments = wire.Parse(data).Get("arguments").String()
+			p := piecesOf(&s.output.pieces, pos)
+			p.args = p.args[:0] // the deltas before it are replaced
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		s.responseObject(response)
