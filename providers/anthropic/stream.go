@@ -13,9 +13,10 @@ import (
 // stream assembles a streamed Message event by event.
 type stream struct {
 	m       message
-	blocks  []block // the content blocks that are calls, by index
-	events  int     // JSON events read
-	stopped bool    // message_stop was seen
+	blocks  []block       // the content blocks that are calls, in the order they started
+	latest  map[int64]int // a content block's index -> the last of blocks to start with it
+	events  int           // JSON events read
+	stopped bool          // message_stop was seen
 }
 
 // block is a tool call being assembled from input_json_delta fragments.
@@ -160,6 +161,10 @@ func (s *stream) blockStart(index int64, cb gjson.Result) {
 	case "text":
 		writeText(&s.m.text, text.String())
 	case "tool_use", "server_tool_use", "mcp_tool_use":
+		if s.latest == nil {
+			s.latest = make(map[int64]int)
+		}
+		s.latest[index] = len(s.blocks)
 		s.blocks = append(s.blocks, block{index: index, call: len(s.m.calls), input: input.Raw})
 		s.m.calls = append(s.m.calls, providers.ToolCall{ID: id.String(), Name: name.String()})
 	}
@@ -184,11 +189,12 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 	case "text_delta":
 		writeText(&s.m.text, text.String())
 	case "input_json_delta":
-		for i := len(s.blocks) - 1; i >= 0; i-- { // the latest block, usually
-			if b := &s.blocks[i]; b.index == index {
-				b.args = append(b.args, partial.String()...)
-				break
-			}
+		// Looked up, not searched for from the latest block back: a stream
+		// that starts many calls and then sends the first one's fragments
+		// would cost the product of the two.
+		if i, ok := s.latest[index]; ok {
+			b := &s.blocks[i]
+			b.args = append(b.args, partial.String()...)
 		}
 	}
 }

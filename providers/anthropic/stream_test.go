@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,4 +188,34 @@ func TestStreamAnsweredWhole(t *testing.T) {
 
 	res = anthropic.Provider{}.ParseResponse(streamCall, streamResponse(testdata(t, "error_529_overloaded.json")))
 	assert.Equal(t, record.ErrorOverloaded, res.Outcome.ErrorType)
+}
+
+// A fragment goes to the tool call whose block started last with its
+// index: blocks of other indexes between them, or an index started again,
+// do not mislead it.
+func TestStreamFragmentsFindTheirBlock(t *testing.T) {
+	start := func(i int, id string) string {
+		return fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%q,"name":"f","input":{}}}`, i, id)
+	}
+	delta := func(i int, part string) string {
+		return fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, i, part)
+	}
+	var b bytes.Buffer
+	for _, e := range []string{
+		`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`,
+		start(0, "a"), start(1, "b"), start(2, "c"),
+		delta(0, `{"x":`), delta(2, `[2]`), delta(0, `1}`),
+		start(1, "d"), delta(1, `"to d"`),
+		`{"type":"message_stop"}`,
+	} {
+		b.WriteString("data: " + e + "\n\n")
+	}
+	res := anthropic.Provider{}.ParseResponse(streamCall, streamResponse(b.Bytes()))
+	require.True(t, res.Outcome.OK, "%+v", res)
+	assert.Equal(t, []providers.ToolCall{
+		{ID: "a", Name: "f", Arguments: `{"x":1}`},
+		{ID: "b", Name: "f", Arguments: `{}`},
+		{ID: "c", Name: "f", Arguments: `[2]`},
+		{ID: "d", Name: "f", Arguments: `"to d"`},
+	}, res.ToolCalls)
 }
