@@ -1,8 +1,10 @@
 package otelsink
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -143,22 +145,50 @@ func cutText(s string, n int) string {
 // fitMessages encodes msgs, leaving out the earliest ones until the
 // encoding fits in max bytes; the latest message alone that does not fit
 // has its texts cut. It reports whether anything was left out or cut.
+//
+// Each message is encoded once: a list's encoding is its elements'
+// joined, so the size without the earliest k is known without encoding
+// the rest again (which, for a long conversation, cost the square of its
+// length: 100 s for 1 MiB of short messages).
 func fitMessages(msgs []chatMessage, max int) (string, bool) {
-	b, _ := json.Marshal(msgs)
-	if len(b) <= max {
-		return string(b), false
-	}
-	for len(msgs) > 1 {
-		msgs = msgs[1:]
-		if b, _ = json.Marshal(msgs); len(b) <= max {
-			return string(b), true
+	enc := make([][]byte, len(msgs))
+	size := 1 // "[" and "]", less the comma a single element does not have
+	for i := range msgs {
+		b, err := json.Marshal(&msgs[i])
+		if err != nil {
+			return "", false // as json.Marshal(msgs) fails
 		}
+		enc[i] = b
+		size += len(b) + 1
 	}
-	cutParts(msgs[0].Parts, len(b)-max)
-	if b, _ = json.Marshal(msgs); len(b) <= max {
+	k := 0 // the messages left out
+	for ; size > max && k < len(msgs)-1; k++ {
+		size -= len(enc[k]) + 1
+	}
+	if size <= max {
+		return joinEncoded(enc[k:], size), k > 0
+	}
+	last := msgs[len(msgs)-1:]
+	cutParts(last[0].Parts, size-max)
+	if b, _ := json.Marshal(last); len(b) <= max {
 		return string(b), true
 	}
 	return "", true // a message of no text that does not fit: left out
+}
+
+// joinEncoded returns the JSON list of the encoded elements, size bytes.
+func joinEncoded(enc [][]byte, size int) string {
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteByte('[')
+	for i, e := range enc {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // fitParts is fitMessages for system instructions: a list of parts.
@@ -175,26 +205,31 @@ func fitParts(parts []part, max int) (string, bool) {
 }
 
 // cutParts shortens the text contents of parts by about excess bytes in
-// all, the longest first.
+// all, the longest first (the earliest of equal ones). Cutting a text
+// changes no other, so the order is known before the first cut: sorted
+// once, not looked for again among all the parts for every cut.
 func cutParts(parts []part, excess int) {
-	for excess > 0 {
-		longest, n := -1, 0
-		for i, p := range parts {
-			if s, ok := p["content"].(string); ok && len(s) > n && !strings.HasSuffix(s, cutMark) {
-				longest, n = i, len(s)
-			}
+	var order []int // the parts a cut may shorten
+	for i, p := range parts {
+		if s, ok := p["content"].(string); ok && len(s) > 0 && !strings.HasSuffix(s, cutMark) {
+			order = append(order, i)
 		}
-		if longest < 0 {
+	}
+	length := func(i int) int { return len(parts[i]["content"].(string)) }
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(length(j), length(i)) })
+	for _, i := range order {
+		if excess <= 0 {
 			return
 		}
+		n := length(i)
 		// JSON escaping can make the encoding longer than the text: cut a
 		// little more than asked.
 		keep := n - excess - excess/8 - len(cutMark)
 		if keep < 0 {
 			keep = 0
 		}
-		s := cutText(parts[longest]["content"].(string), keep+len(cutMark))
-		parts[longest]["content"] = s
+		s := cutText(parts[i]["content"].(string), keep+len(cutMark))
+		parts[i]["content"] = s
 		excess -= n - len(s)
 	}
 }
