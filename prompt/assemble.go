@@ -301,6 +301,8 @@ type plan struct {
 	cfg    Config
 	budget Budget
 	meta   Meta
+	// defaultEstimate: the budget counts tokens with EstimateTokens.
+	defaultEstimate bool
 
 	system      *SystemPrompt
 	identity    *Identity
@@ -316,7 +318,7 @@ type plan struct {
 
 func newPlan(spec Spec, cfg Config) *plan {
 	p := &plan{cfg: cfg, budget: cfg.Budget.withDefaults(), system: spec.SystemPrompt, identity: spec.Identity,
-		user: spec.RequestingUser, input: spec.Input}
+		user: spec.RequestingUser, input: spec.Input, defaultEstimate: isDefaultEstimate(cfg.Budget.Estimate)}
 	p.constraints = slices.Clone(spec.Constraints)
 	slices.SortStableFunc(p.constraints, func(a, b Constraint) int { return int(a.Priority.value() - b.Priority.value()) })
 	for _, t := range spec.Task {
@@ -377,11 +379,7 @@ func (p *plan) render() Assembled {
 		p.renderSystem(), p.renderIdentity(), p.renderUser(), p.renderState(),
 		p.renderConstraints(), p.renderTasks(), p.renderInput(),
 	}
-	level := p.cfg.HeadingLevel
-	if level < 1 || level > 3 {
-		level = 2
-	}
-	heading := strings.Repeat("#", level) + " ["
+	heading := p.heading()
 	parts := make([]string, 0, numSections)
 	for sec := Section(0); sec < numSections; sec++ {
 		body := bodies[sec]
@@ -397,6 +395,15 @@ func (p *plan) render() Assembled {
 	}
 	out.Text = strings.Join(parts, "\n\n")
 	return out
+}
+
+// heading opens every section's heading: "## [".
+func (p *plan) heading() string {
+	level := p.cfg.HeadingLevel
+	if level < 1 || level > 3 {
+		level = 2
+	}
+	return strings.Repeat("#", level) + " ["
 }
 
 // oneLine keeps user-given text to one bullet: newlines cannot start a
@@ -492,23 +499,38 @@ func (p *plan) renderState() string {
 	var b []string
 	if p.mode != RenderTranscript {
 		for _, l := range p.summary {
-			b = append(b, "- "+strings.TrimPrefix(oneLine(l), "- "))
+			b = append(b, summaryLine(l))
 		}
 	}
 	if p.mode != RenderSummary && (len(p.transcript) > 0 || p.cutItems > 0) {
 		var t []string
-		switch {
-		case p.cutItems > 0 && len(p.transcript) == 0:
-			t = append(t, "(all "+strconv.Itoa(p.cutItems)+" exchanges truncated)")
-		case p.cutItems > 0:
-			t = append(t, "(last "+strconv.Itoa(len(p.transcript))+" exchanges, truncated)")
+		if h := truncationLine(p.cutItems, len(p.transcript)); h != "" {
+			t = append(t, h)
 		}
 		for _, it := range p.transcript {
-			t = append(t, roleMark(it.Role)+": "+it.Content)
+			t = append(t, transcriptLine(it))
 		}
 		b = append(b, fence(strings.Join(t, "\n")))
 	}
 	return bullets(b)
+}
+
+// summaryLine is the bullet of one summary line.
+func summaryLine(l string) string { return "- " + strings.TrimPrefix(oneLine(l), "- ") }
+
+// transcriptLine is the line of one transcript item.
+func transcriptLine(it ConversationStateItem) string { return roleMark(it.Role) + ": " + it.Content }
+
+// truncationLine states a transcript's truncation: cut items are not
+// shown, kept are ("" when nothing is cut).
+func truncationLine(cut, kept int) string {
+	switch {
+	case cut > 0 && kept == 0:
+		return "(all " + strconv.Itoa(cut) + " exchanges truncated)"
+	case cut > 0:
+		return "(last " + strconv.Itoa(kept) + " exchanges, truncated)"
+	}
+	return ""
 }
 
 func roleMark(role string) string {
@@ -524,6 +546,12 @@ func roleMark(role string) string {
 // fence wraps text in a ~~~text fence longer than any run of tildes in
 // it, so that no user text can close the fence early.
 func fence(text string) string {
+	f := strings.Repeat("~", fenceWidth(longestTildeRun(text)))
+	return f + "text\n" + text + "\n" + f
+}
+
+// longestTildeRun is the length of the longest run of tildes in text.
+func longestTildeRun(text string) int {
 	longest, run := 0, 0
 	for i := 0; i < len(text); i++ {
 		if text[i] == '~' {
@@ -533,9 +561,12 @@ func fence(text string) string {
 			run = 0
 		}
 	}
-	f := strings.Repeat("~", max(3, longest+1))
-	return f + "text\n" + text + "\n" + f
+	return longest
 }
+
+// fenceWidth is how many tildes fence a text whose longest run of tildes
+// is longest.
+func fenceWidth(longest int) int { return max(3, longest+1) }
 
 func (p *plan) renderConstraints() string {
 	var b []string
@@ -548,26 +579,32 @@ func (p *plan) renderConstraints() string {
 func (p *plan) renderTasks() string {
 	var b []string
 	for i, t := range p.tasks {
-		line := t.Instruction
-		if t.Optional {
-			line += " (optional)"
-		}
-		numbered(&b, i+1, line)
-		if f := t.OutputFormat; f != nil {
-			if f.Type != "" {
-				b = append(b, "  - Output format: "+oneLine(f.Type))
-			}
-			if f.JSONSchema != nil {
-				if schema, err := json.Marshal(f.JSONSchema); err == nil {
-					b = append(b, "  - Schema: "+string(schema))
-				}
-			}
-			if f.Example != "" {
-				b = append(b, "  - Example: "+oneLine(f.Example))
-			}
-		}
+		b = taskLines(b, i+1, t)
 	}
 	return bullets(b)
+}
+
+// taskLines appends the lines of task t, numbered i, to b.
+func taskLines(b []string, i int, t TaskAnnotation) []string {
+	line := t.Instruction
+	if t.Optional {
+		line += " (optional)"
+	}
+	numbered(&b, i, line)
+	if f := t.OutputFormat; f != nil {
+		if f.Type != "" {
+			b = append(b, "  - Output format: "+oneLine(f.Type))
+		}
+		if f.JSONSchema != nil {
+			if schema, err := json.Marshal(f.JSONSchema); err == nil {
+				b = append(b, "  - Schema: "+string(schema))
+			}
+		}
+		if f.Example != "" {
+			b = append(b, "  - Example: "+oneLine(f.Example))
+		}
+	}
+	return b
 }
 
 // renderInput fences the user query (user text is never bare in a
@@ -579,20 +616,25 @@ func (p *plan) renderInput() string {
 		b = append(b, "- Context:", fence(strings.TrimRight(in.Context, "\n")))
 	}
 	for _, a := range in.Attachments {
-		line := "- Attachment: " + oneLine(a.Name)
-		var about []string
-		if a.MIME != "" {
-			about = append(about, oneLine(a.MIME))
-		}
-		if a.URI != "" {
-			about = append(about, oneLine(a.URI))
-		}
-		if len(about) > 0 {
-			line += " (" + strings.Join(about, ", ") + ")"
-		}
-		b = append(b, line)
+		b = append(b, attachmentLine(a))
 	}
 	return bullets(b)
+}
+
+// attachmentLine describes one attachment.
+func attachmentLine(a Attachment) string {
+	line := "- Attachment: " + oneLine(a.Name)
+	var about []string
+	if a.MIME != "" {
+		about = append(about, oneLine(a.MIME))
+	}
+	if a.URI != "" {
+		about = append(about, oneLine(a.URI))
+	}
+	if len(about) > 0 {
+		line += " (" + strings.Join(about, ", ") + ")"
+	}
+	return line
 }
 
 // String describes the assembled prompt's size, for logs: never its text.
