@@ -120,15 +120,11 @@ func (p *plan) fit() error {
 	return p.fitByText()
 }
 
-// maxSteps bounds the trimming steps; each drops something, so this is
-// only a backstop.
-const maxSteps = 1 << 20
-
 // fitByText is fit for a pluggable estimator: it renders the prompt
 // after each step and estimates its text.
 func (p *plan) fitByText() error {
 	a := p.render()
-	for range maxSteps {
+	for { // each step drops something or fails: this ends
 		scope, unit, need, limit, over := p.over(&a)
 		if !over {
 			return nil
@@ -143,7 +139,6 @@ func (p *plan) fitByText() error {
 		d.Tokens = beforeTok - p.budget.estimate(a.Text)
 		p.decide(d, scope, unit, need, limit)
 	}
-	return nil
 }
 
 // fitBySize is fit for the default estimator, on sizes alone.
@@ -151,7 +146,7 @@ func (p *plan) fitBySize() error {
 	z := newSizer(p)
 	var secs [numSections]int
 	total := z.measure(p, &secs)
-	for range maxSteps {
+	for { // each step drops something or fails: this ends
 		scope, unit, need, limit, over := p.overBySize(&secs, total)
 		if !over {
 			return nil
@@ -166,7 +161,6 @@ func (p *plan) fitBySize() error {
 		total = after
 		p.decide(d, scope, unit, need, limit)
 	}
-	return nil
 }
 
 // decide records decision d, made because scope was over its cap.
