@@ -177,18 +177,41 @@ const (
 // the bounds a writer remembers them in.
 type prefixResolver struct {
 	latest *lru[resolved]
+	// skipArgs checks each args_prefix against the record it names, as
+	// ever, but puts no Args together: records come out with Args nil
+	// (Reader.SkipArgs). A trace's latest record is then remembered by
+	// where its elements end and the CRC-32C up to each end, and the sums
+	// of a record that extends it are those of its prefix, carried on with
+	// its own bytes: reading costs the file's length, not the square of a
+	// conversation's.
+	skipArgs bool
 }
 
 // resolved is a trace's latest record as read: its whole Args, and where
-// each element of them ends once it is known.
+// each element of them ends once it is known. With skipArgs, args is nil
+// once a record named this one, and sums[k] is the CRC-32C of
+// args[1:ends[k]].
 type resolved struct {
 	callID string
 	args   []byte
 	ends   []int32 // nil until a record named this one
+	sums   []uint32
 }
 
 func newPrefixResolver() *prefixResolver {
 	return &prefixResolver{latest: newLRU[resolved](prefixTraces, prefixBytes)}
+}
+
+// sumsOf sets x's ends and sums from its Args, which it then lets go.
+func sumsOf(x *resolved) {
+	x.ends = elementEnds(x.args, nil, 0)
+	x.sums = make([]uint32, len(x.ends))
+	crc, from := uint32(0), 1
+	for k, e := range x.ends {
+		crc = crc32.Update(crc, castagnoli, x.args[from:e])
+		x.sums[k], from = crc, int(e)
+	}
+	x.args = nil
 }
 
 // resolve puts r's Args back together when it has an ArgsPrefix, and
@@ -200,12 +223,18 @@ func newPrefixResolver() *prefixResolver {
 func (p *prefixResolver) resolve(r *Record) bool {
 	if r.ArgsPrefix == nil {
 		p.latest.put(r.TraceID, resolved{callID: r.CallID, args: r.Args}, len(r.Args))
+		if p.skipArgs {
+			r.Args = nil
+		}
 		return true
 	}
 	ap := r.ArgsPrefix
 	prev, ok := p.latest.get(r.TraceID)
 	if !ok || prev.callID != ap.CallID || ap.Count < 1 {
 		return p.unresolved(r)
+	}
+	if p.skipArgs {
+		return p.check(r, prev)
 	}
 	if prev.ends == nil {
 		prev.ends = elementEnds(prev.args, nil, 0)
@@ -248,10 +277,50 @@ func NewArgsJoiner() *ArgsJoiner { return &ArgsJoiner{p: newPrefixResolver()} }
 // the Args it adds, and its Truncated names "args".
 func (j *ArgsJoiner) Join(r *Record) bool { return j.p.resolve(r) }
 
+// check is resolve for skipArgs: it checks r's args_prefix against prev,
+// the latest record of r's trace, which it names, and remembers r in its
+// place by sums alone.
+func (p *prefixResolver) check(r *Record, prev resolved) bool {
+	ap := r.ArgsPrefix
+	if prev.sums == nil {
+		sumsOf(&prev)
+	}
+	if ap.Count > len(prev.ends) || prev.sums[ap.Count-1] != ap.CRC32C {
+		return p.unresolved(r)
+	}
+	end := prev.ends[ap.Count-1]
+	// Every element the two share: prev's slices serve r when r takes
+	// them all (a conversation going on), as prev is forgotten now.
+	ends, sums := prev.ends[:ap.Count], prev.sums[:ap.Count]
+	if ap.Count < len(prev.ends) {
+		ends, sums = append([]int32(nil), ends...), append([]uint32(nil), sums...)
+	}
+	tail := r.Args // normalized by decoding: a compact JSON array
+	size := int(end) + 1
+	if len(tail) > 2 {
+		// r's Args are prev's first elements, then "," and tail's: tail's
+		// bytes from its "[" on, the "[" read as ",".
+		size = int(end) + len(tail)
+		crc := crc32.Update(sums[len(sums)-1], castagnoli, []byte{','})
+		from := 1
+		for _, e := range elementEnds(tail, nil, 0) {
+			crc = crc32.Update(crc, castagnoli, tail[from:e])
+			ends, sums = append(ends, end+e), append(sums, crc)
+			from = int(e)
+		}
+	}
+	r.Args, r.ArgsPrefix = nil, nil
+	p.latest.put(r.TraceID, resolved{callID: r.CallID, ends: ends, sums: sums}, size)
+	return true
+}
+
 func (p *prefixResolver) unresolved(r *Record) bool {
 	p.latest.forget(r.TraceID)
 	if !hasString(r.Truncated, "args") {
 		r.Truncated = append(r.Truncated, "args")
+	}
+	if p.skipArgs {
+		r.Args = nil
 	}
 	return false
 }

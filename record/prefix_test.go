@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -304,6 +305,7 @@ func TestReadArgsPrefixDamaged(t *testing.T) {
 
 	// edited is a record whose line was changed: it reads as changed.
 	check := func(t *testing.T, input string, edited string, firstBad int) {
+		sameWithoutArgs(t, []byte(input))
 		got, err := record.ReadJSONL(strings.NewReader(input))
 		require.ErrorIs(t, err, record.ErrUnresolvedPrefix)
 		assert.Contains(t, err.Error(), fmt.Sprintf("the first on line %d", firstBad))
@@ -495,6 +497,7 @@ func FuzzArgsPrefix(f *testing.F) {
 		require.NoError(t, j.Close())
 		held := argsOf(m.Records())
 		assert.Equal(t, want[len(want)-len(held):], held)
+		sameWithoutArgs(t, buf.Bytes())
 		got, err := record.ReadJSONL(&buf)
 		require.NoError(t, err)
 		assert.Equal(t, want, argsOf(got))
@@ -523,4 +526,91 @@ func TestArgsJoiner(t *testing.T) {
 	assert.False(t, j.Join(&r))
 	assert.Contains(t, r.Truncated, "args")
 	assert.NotNil(t, r.ArgsPrefix)
+}
+
+// readAll reads every record and line error of data with a Reader.
+func readAll(data []byte, skipArgs bool) (rs []record.Record, errs []string, unresolved, firstBad int) {
+	rd := record.NewReader(bytes.NewReader(data))
+	rd.SkipArgs = skipArgs
+	for {
+		r, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		rs = append(rs, r)
+	}
+	unresolved, firstBad = rd.Unresolved()
+	return rs, errs, unresolved, firstBad
+}
+
+// sameWithoutArgs holds a Reader with SkipArgs to one without: the same
+// records, line errors and unresolved records, Args left out.
+func sameWithoutArgs(t *testing.T, data []byte) {
+	t.Helper()
+	whole, errs, n, first := readAll(data, false)
+	skipped, skipErrs, skipN, skipFirst := readAll(data, true)
+	require.Equal(t, errs, skipErrs)
+	require.Equal(t, [2]int{n, first}, [2]int{skipN, skipFirst}, "records unresolved, and the first one's line")
+	require.Len(t, skipped, len(whole))
+	for i := range whole {
+		assert.Nil(t, skipped[i].Args, skipped[i].CallID)
+		whole[i].Args = nil
+		assert.Equal(t, whole[i], skipped[i])
+	}
+}
+
+// SkipArgs checks a file's args_prefix chains as reading them whole does,
+// for a conversation going on, one that drops its middle, two traces
+// interleaved, and every damage TestReadArgsPrefixDamaged makes.
+func TestReaderSkipArgs(t *testing.T) {
+	conv := chat(30, 200)
+	var rs []record.Record
+	for i, args := range conv {
+		rs = append(rs, call(i, "long", args))
+		if i%3 == 0 {
+			// Another trace whose conversation drops its middle messages.
+			msgs := strings.Split(strings.Trim(string(args), "[]"), "},{")
+			short := msgs[:1]
+			if len(msgs) > 4 {
+				short = append(short, msgs[len(msgs)-3:]...)
+			}
+			rs = append(rs, call(i, "short", []byte("["+strings.Join(short, "},{")+"]")))
+		}
+	}
+	rs = append(rs, call(99, "long", []byte("[]")))
+	file := writeCompact(t, rs)
+	require.Contains(t, string(file), `"args_prefix"`)
+	sameWithoutArgs(t, file)
+}
+
+// A long conversation's file is read with SkipArgs in memory that grows
+// with the file, where putting every record's Args back together takes
+// the square of the conversation (the report reads this way). Bytes
+// allocated, not time: the count does not drift with the machine.
+func TestReaderSkipArgsLinear(t *testing.T) {
+	var rs []record.Record
+	for i, args := range chat(400, 500) {
+		rs = append(rs, call(i, "t", args))
+	}
+	file := writeCompact(t, rs)
+	for _, skip := range []bool{true, false} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, errs, n, _ := readAll(file, skip)
+		runtime.ReadMemStats(&after)
+		require.Len(t, got, 400)
+		require.Empty(t, errs)
+		require.Zero(t, n)
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("SkipArgs %v: %d MiB allocated for a %d KiB file", skip, allocated>>20, len(file)>>10)
+		if skip {
+			assert.Less(t, allocated, uint64(16*len(file)))
+		} else {
+			assert.Greater(t, allocated, uint64(50*len(file)), "whole Args: the square of the conversation")
+		}
+	}
 }

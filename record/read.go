@@ -52,6 +52,15 @@ type Reader struct {
 	seen    presence // reused line to line: one allocation less per record
 	MaxLine int      // longest accepted line in bytes; 0 means DefaultMaxLineBytes
 
+	// SkipArgs gives every record with Args nil, for a program that does
+	// not look at them (the report). Records written with args_prefix are
+	// checked against the records they name as ever (Unresolved counts
+	// the ones that do not match, and they come out marked), but their
+	// Args are not put back together: a conversation's whole Args, which
+	// each record would hold, take the square of its length to build.
+	// Set it before the first Read.
+	SkipArgs bool
+
 	prefixes   *prefixResolver
 	unresolved int
 	firstBad   int // line of the first record left unresolved
@@ -87,6 +96,7 @@ func (r *Reader) Read() (Record, error) {
 		}
 		if r.prefixes == nil {
 			r.prefixes = newPrefixResolver()
+			r.prefixes.skipArgs = r.SkipArgs
 		}
 		if !r.prefixes.resolve(&rec) {
 			if r.unresolved++; r.unresolved == 1 {

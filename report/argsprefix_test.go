@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,4 +61,34 @@ func TestArgsPrefixFile(t *testing.T) {
 	assert.Equal(t, int64(3), in.UnresolvedArgs, "c3 named c2, c4 and c5 each the one before")
 	assert.Equal(t, int64(3), in.FirstUnresolvedLine)
 	assert.Contains(t, strings.Join(rep.Notes, "\n"), "h.jsonl: 3 records (the first on line 3) begin their args with an earlier record that is missing or damaged")
+}
+
+// A long conversation written with args_prefix is reported in memory that
+// grows with the file: the report checks each args_prefix but does not
+// put the Args back together, which would take the square of the
+// conversation (84 MiB for this 600 KiB file). Bytes allocated, not time.
+func TestArgsPrefixLongConversation(t *testing.T) {
+	var msgs []string
+	var compact bytes.Buffer
+	history := record.NewMemory(0)
+	sink := record.NewJSONLWith(&compact, record.JSONLOptions{ArgsPrefix: true})
+	for i := range 400 {
+		m, _ := json.Marshal(map[string]string{"role": "user", "content": fmt.Sprintf("turn %d: %s", i, strings.Repeat("lorem ipsum ", 40))})
+		msgs = append(msgs, string(m))
+		r := call(fmt.Sprintf("c%03d", i), i)
+		r.Args = json.RawMessage("[" + strings.Join(msgs, ",") + "]")
+		require.NoError(t, sink.Append(context.Background(), history.Add(r)))
+	}
+	require.NoError(t, sink.Close())
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep := build(t, report.Options{}, compact.Bytes())
+	runtime.ReadMemStats(&after)
+	in := rep.Provenance.Inputs[0]
+	assert.Equal(t, int64(400), in.Records)
+	assert.Zero(t, in.UnresolvedArgs, "every args_prefix checked and matched")
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes allocated to report a %d-byte file", allocated, compact.Len())
+	assert.Less(t, allocated, uint64(32*compact.Len()))
 }

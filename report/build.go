@@ -53,6 +53,7 @@ func (b *Builder) ReadFrom(ctx context.Context, sources ...Source) error {
 func (b *Builder) readOne(ctx context.Context, src Source, read *int64, start time.Time, last *time.Time) error {
 	cr := &countingReader{r: src.R, n: read}
 	rd := record.NewReader(cr)
+	rd.SkipArgs = true // no figure reads them; a long conversation's would cost its square
 	in := Input{Name: keyOf(src.Name)}
 	defer func() {
 		in.Lines, in.Torn = int64(rd.Line()), rd.Torn()

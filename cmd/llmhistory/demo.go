@@ -367,6 +367,7 @@ func replaceable(path string, mine func([]byte) bool) error {
 // run, aside).
 func isDemoHistory(data []byte) bool {
 	rd := record.NewReader(bytes.NewReader(data))
+	rd.SkipArgs = true // only the traces are looked at
 	n := 0
 	for {
 		r, err := rd.Read()
