@@ -33,7 +33,8 @@ type Cassette struct {
 	mode Mode
 
 	mu       sync.Mutex
-	entries  []*entry // loaded, in file order; then new ones, in the order their requests started
+	entries  []*entry   // loaded, in file order; then new ones, in the order their requests started
+	index    matchIndex // the ready entries, for matching
 	faults   []*faultState
 	literals []literal
 	open     map[*recBody]*entry
@@ -64,6 +65,7 @@ type entry struct {
 	line  int // line in the file; 0 for a new one
 	used  int // times it answered
 	state entryState
+	class *class // in index, while ready
 }
 
 type faultState struct {
@@ -114,7 +116,9 @@ func New(path string, opts ...Option) (*Cassette, error) {
 				return nil, err
 			}
 			for i, l := range its {
-				c.entries = append(c.entries, &entry{it: l.it, norm: c.cfg.normalize(&l.it.Request), index: i, line: l.line})
+				e := &entry{it: l.it, norm: c.cfg.normalize(&l.it.Request), index: i, line: l.line}
+				c.entries = append(c.entries, e)
+				c.index.add(&c.cfg, e)
 			}
 		}
 	}
@@ -255,14 +259,18 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 		}
 	}()
 	var first, last *entry
-	for _, e := range c.entries {
-		if e.state != ready || !c.matches(got, &gn, e) {
-			continue
+	if c.cfg.matcher == nil {
+		first, last = c.index.lookup(&c.cfg, &gn)
+	} else {
+		for _, e := range c.entries {
+			if e.state != ready || !c.matches(got, &gn, e) {
+				continue
+			}
+			if first == nil && e.used == 0 {
+				first = e
+			}
+			last = e
 		}
-		if first == nil && e.used == 0 {
-			first = e
-		}
-		last = e
 	}
 	chosen := first
 	if chosen == nil && c.cfg.repeatLast {
@@ -288,6 +296,9 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 		return &answer{e: chosen, f: &f.Fault}, nil, nil
 	}
 	if chosen == nil {
+		if c.mode != ModeReplay {
+			return nil, nil, nil // ModeOnce records it: nobody reads the miss
+		}
 		return nil, c.miss(got, &gn), nil
 	}
 	chosen.used++
@@ -299,10 +310,8 @@ func cloneRequest(r *Request) *Request {
 	return &c
 }
 
+// matches asks the matcher given with WithMatcher whether e answers got.
 func (c *Cassette) matches(got *Request, gn *norm, e *entry) bool {
-	if c.cfg.matcher == nil {
-		return c.cfg.same(gn, &e.norm)
-	}
 	next := func(g, r *Request) bool {
 		a, b := c.cfg.normalize(g), c.cfg.normalize(r)
 		return c.cfg.same(&a, &b)
@@ -311,44 +320,51 @@ func (c *Cassette) matches(got *Request, gn *norm, e *entry) bool {
 }
 
 // miss explains why got has no answer. Called with c.mu held.
+//
+// The closest recorded request is the first of those with the least key
+// (method differs, path differs, number of differences, already used).
+// The requests of a class share the first three, so each class is
+// compared once, counting its differences, and only the closest
+// request's are listed.
 func (c *Cassette) miss(got *Request, gn *norm) *MissError {
 	m := &MissError{Cassette: c.path, Mode: c.mode, Request: *cloneRequest(got), Index: -1}
 	var best *entry
-	var bestDiffs []Difference
 	var bestKey [4]int
-	for _, e := range c.entries {
-		if e.state != ready {
+	for _, cl := range c.index.classes {
+		if len(cl.members) == 0 {
 			continue
 		}
-		diffs := c.cfg.differences(gn, &e.norm)
-		key := [4]int{0, 0, len(diffs), 0}
-		if gn.method != e.norm.method {
+		n := c.cfg.count(gn, &cl.rep, maxDiffs, false)
+		key := [4]int{0, 0, n, 0}
+		if gn.method != cl.rep.method {
 			key[0] = 1
 		}
-		if gn.path != e.norm.path {
+		if gn.path != cl.rep.path {
 			key[1] = 1
 		}
-		if e.used > 0 {
-			key[3] = 1
+		if n == 0 {
+			m.Answers += len(cl.members)
 		}
-		if len(diffs) == 0 {
-			m.Answers++
+		e := cl.firstUnused()
+		if e == nil {
+			e, key[3] = cl.members[0], 1
 		}
-		if best == nil || slices.Compare(key[:], bestKey[:]) < 0 {
-			best, bestDiffs, bestKey = e, diffs, key
+		if d := slices.Compare(key[:], bestKey[:]); best == nil || d < 0 || d == 0 && e.index < best.index {
+			best, bestKey = e, key
 		}
 	}
 	if best == nil {
 		return m
 	}
 	m.Closest = cloneRequest(&best.it.Request)
-	m.Index, m.Line, m.Differences = best.index, best.line, bestDiffs
-	if len(bestDiffs) == 0 {
-		if best.used > 0 {
-			m.UsedUp = true
-		} else {
-			m.Rejected = true
-		}
+	m.Index, m.Line = best.index, best.line
+	switch {
+	case bestKey[2] > 0:
+		m.Differences = c.cfg.differences(gn, &best.norm)
+	case best.used > 0:
+		m.UsedUp = true
+	default:
+		m.Rejected = true
 	}
 	return m
 }
@@ -604,7 +620,9 @@ func (c *Cassette) complete(e *entry, it Interaction) error {
 	}
 	n := c.cfg.normalize(&it.Request)
 	c.mu.Lock()
+	c.index.remove(e)
 	e.it, e.norm, e.state = it, n, ready
+	c.index.add(&c.cfg, e)
 	c.dirty = !c.discard
 	c.mu.Unlock()
 	return nil
@@ -632,6 +650,7 @@ func (c *Cassette) refuse(e *entry, err error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e != nil {
+		c.index.remove(e)
 		e.state = dropped
 	}
 	c.errs = append(c.errs, err)
@@ -640,6 +659,7 @@ func (c *Cassette) refuse(e *entry, err error) error {
 
 func (c *Cassette) drop(e *entry) {
 	c.mu.Lock()
+	c.index.remove(e)
 	e.state = dropped
 	c.mu.Unlock()
 }

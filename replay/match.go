@@ -98,11 +98,63 @@ const maxValue = 80
 const maxDiffs = 1000
 
 // same is the default match: method, path, query, matched headers and
-// body (as JSON when both are) all equal, ignored fields left out.
+// body (as JSON when both are) all equal, ignored fields left out. It
+// stops at the first difference and builds none.
 func (cfg *config) same(got, rec *norm) bool {
+	return cfg.count(got, rec, 1, false) == 0
+}
+
+// count counts the differences between got and rec that diff would
+// emit, stopping at limit (>= 1): min(len(differences), limit) for
+// limit maxDiffs. It builds no Difference, sorts no keys and formats no
+// path. mid compares numbers as classes do (see sameClass) instead of by
+// sameNumber.
+func (cfg *config) count(got, rec *norm, limit int, mid bool) int {
 	n := 0
-	cfg.diff(got, rec, func(Difference) bool { n++; return false })
-	return n == 0
+	if got.method != rec.method {
+		if n++; n == limit {
+			return n
+		}
+	}
+	if got.path != rec.path {
+		if n++; n == limit {
+			return n
+		}
+	}
+	if n = countValues(rec.query, got.query, n, limit); n == limit {
+		return n
+	}
+	if n = countValues(rec.header, got.header, n, limit); n == limit {
+		return n
+	}
+	switch {
+	case got.isJSON && rec.isJSON:
+		w := cmpWalker{ig: &cfg.ign, left: limit - n, mid: mid}
+		w.walk(rec.json, got.json)
+		n = limit - w.left
+	case !bytes.Equal(got.raw, rec.raw):
+		n++
+	}
+	return n
+}
+
+// countValues is diffValues counting: n differences so far, up to limit.
+func countValues(rec, got map[string][]string, n, limit int) int {
+	for k, r := range rec {
+		if !slices.Equal(r, got[k]) {
+			if n++; n == limit {
+				return n
+			}
+		}
+	}
+	for k, g := range got {
+		if _, ok := rec[k]; !ok && len(g) > 0 {
+			if n++; n == limit {
+				return n
+			}
+		}
+	}
+	return n
 }
 
 // differences lists up to maxDiffs differences between got and rec.
@@ -131,7 +183,7 @@ func (cfg *config) diff(got, rec *norm, emit func(Difference) bool) {
 	}
 	switch {
 	case got.isJSON && rec.isJSON:
-		w := jsonWalker{ignored: cfg.ignoredFields, emit: emit}
+		w := jsonWalker{ig: &cfg.ign, emit: emit}
 		w.walk(rec.json, got.json)
 	case !bytes.Equal(got.raw, rec.raw):
 		emit(Difference{"body", rawValue(rec.raw, got.raw), rawValue(got.raw, rec.raw)})
@@ -192,23 +244,83 @@ func rawValue(b, other []byte) string {
 	return shorten(s)
 }
 
-// jsonWalker compares two decoded JSON values leaf by leaf.
-type jsonWalker struct {
-	ignored [][]string
-	emit    func(Difference) bool
-	path    []string
-	stop    bool
+// seg is one step of a path into a JSON value: the key of an object's
+// member, or (i >= 0) the index of an array's element.
+type seg struct {
+	key string
+	i   int
 }
 
-func (w *jsonWalker) isIgnored() bool {
-	for _, p := range w.ignored {
-		if len(p) != len(w.path) {
+func keySeg(k string) seg { return seg{key: k, i: -1} }
+
+// String is the segment as a path shows it.
+func (s seg) String() string {
+	if s.i >= 0 {
+		return strconv.Itoa(s.i)
+	}
+	return escapeKey(s.key)
+}
+
+// ignorer says which paths WithIgnoredFields leaves out: a path is
+// ignored when a pattern has as many segments and each is "*", "#", or
+// the path's segment (an index as strconv.Itoa writes it).
+type ignorer struct {
+	pats  []ignorePattern
+	byLen []bool // byLen[n]: some pattern has n segments
+}
+
+type ignorePattern struct {
+	segs []string
+	idx  []int // idx[i]: anyIndex for "*" and "#", the index segs[i] names, or -1
+}
+
+const anyIndex = -2
+
+func newIgnorer(paths [][]string) ignorer {
+	var ig ignorer
+	for _, p := range paths {
+		ip := ignorePattern{segs: p, idx: make([]int, len(p))}
+		for i, s := range p {
+			ip.idx[i] = -1
+			if s == "*" || s == "#" {
+				ip.idx[i] = anyIndex
+			} else if n, err := strconv.Atoi(s); err == nil && n >= 0 && strconv.Itoa(n) == s {
+				ip.idx[i] = n
+			}
+		}
+		ig.pats = append(ig.pats, ip)
+		for len(ig.byLen) <= len(p) {
+			ig.byLen = append(ig.byLen, false)
+		}
+		ig.byLen[len(p)] = true
+	}
+	return ig
+}
+
+// active says some path may be ignored: the walkers keep their path only
+// then.
+func (ig *ignorer) active() bool { return len(ig.pats) > 0 }
+
+// ignored says whether path is left out. It costs nothing on paths longer
+// than every pattern.
+func (ig *ignorer) ignored(path []seg) bool {
+	if len(path) >= len(ig.byLen) || !ig.byLen[len(path)] {
+		return false
+	}
+	for _, p := range ig.pats {
+		if len(p.segs) != len(path) {
 			continue
 		}
 		ok := true
-		for i, seg := range p {
-			if seg != "*" && seg != "#" && seg != w.path[i] {
-				ok = false
+		for i, s := range path {
+			switch {
+			case p.idx[i] == anyIndex:
+			case s.i >= 0:
+				ok = p.idx[i] == s.i
+			default:
+				ok = p.segs[i] == s.key
+			}
+			if !ok {
 				break
 			}
 		}
@@ -219,8 +331,92 @@ func (w *jsonWalker) isIgnored() bool {
 	return false
 }
 
+// cmpWalker counts the differences between two decoded JSON values, as
+// jsonWalker finds them, in no particular order, until left reaches 0.
+type cmpWalker struct {
+	ig   *ignorer
+	path []seg // kept only when ig is active
+	left int
+	mid  bool // numbers compared by midNumber, not sameNumber
+}
+
+// walk returns false once left reaches 0.
+func (w *cmpWalker) walk(rec, got any) bool {
+	keep := w.ig.active()
+	if keep && w.ig.ignored(w.path) {
+		return true
+	}
+	switch r := rec.(type) {
+	case map[string]any:
+		if g, ok := got.(map[string]any); ok {
+			for k, rv := range r {
+				gv, ok := g[k]
+				if !ok {
+					gv = absent{}
+				}
+				if !w.child(keySeg(k), rv, gv, keep) {
+					return false
+				}
+			}
+			for k, gv := range g {
+				if _, ok := r[k]; !ok && !w.child(keySeg(k), absent{}, gv, keep) {
+					return false
+				}
+			}
+			return true
+		}
+	case []any:
+		if g, ok := got.([]any); ok {
+			for i := range max(len(r), len(g)) {
+				var rv, gv any = absent{}, absent{}
+				if i < len(r) {
+					rv = r[i]
+				}
+				if i < len(g) {
+					gv = g[i]
+				}
+				if !w.child(seg{i: i}, rv, gv, keep) {
+					return false
+				}
+			}
+			return true
+		}
+	case json.Number:
+		if g, ok := got.(json.Number); ok {
+			if w.mid && midNumber(r) == midNumber(g) || !w.mid && sameNumber(r, g) {
+				return true
+			}
+		}
+	case string, bool, nil, absent:
+		if rec == got {
+			return true
+		}
+	}
+	w.left--
+	return w.left > 0
+}
+
+func (w *cmpWalker) child(s seg, rec, got any, keep bool) bool {
+	if !keep {
+		return w.walk(rec, got)
+	}
+	w.path = append(w.path, s)
+	ok := w.walk(rec, got)
+	w.path = w.path[:len(w.path)-1]
+	return ok
+}
+
+// jsonWalker compares two decoded JSON values leaf by leaf, in order:
+// object keys sorted, array elements by index.
+type jsonWalker struct {
+	ig   *ignorer
+	emit func(Difference) bool
+	path []seg
+	stop bool
+}
+
 func (w *jsonWalker) walk(rec, got any) {
-	if w.stop || len(w.ignored) > 0 && w.isIgnored() {
+	if w.stop || w.ig.ignored(w.path) {
 		return
 	}
 	switch r := rec.(type) {
@@ -242,7 +438,7 @@ func (w *jsonWalker) walk(rec, got any) {
 				if !gok {
 					gv = absent{}
 				}
-				w.path = append(w.path, k)
+				w.path = append(w.path, keySeg(k))
 				w.walk(rv, gv)
 				w.path = w.path[:len(w.path)-1]
 			}
@@ -258,7 +454,7 @@ func (w *jsonWalker) walk(rec, got any) {
 				if i < len(g) {
 					gv = g[i]
 				}
-				w.path = append(w.path, strconv.Itoa(i))
+				w.path = append(w.path, seg{i: i})
 				w.walk(rv, gv)
 				w.path = w.path[:len(w.path)-1]
 			}
@@ -273,13 +469,21 @@ func (w *jsonWalker) walk(rec, got any) {
 			return
 		}
 	}
-	field := "body"
-	for _, seg := range w.path {
-		field += "." + escapeKey(seg)
-	}
-	if !w.emit(Difference{field, jsonValue(rec), jsonValue(got)}) {
+	if !w.emit(Difference{w.field(), jsonValue(rec), jsonValue(got)}) {
 		w.stop = true
 	}
+}
+
+// field is the difference's Field for the current path: "body" and the
+// path's segments, each after a dot.
+func (w *jsonWalker) field() string {
+	var b strings.Builder
+	b.WriteString("body")
+	for _, s := range w.path {
+		b.WriteByte('.')
+		b.WriteString(s.String())
+	}
+	return b.String()
 }
 
 // sameNumber compares JSON numbers as numbers: 1, 1.0 and 1e0 are the

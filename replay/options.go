@@ -67,6 +67,7 @@ type config struct {
 	mode           Mode
 	transport      http.RoundTripper
 	ignoredFields  [][]string
+	ign            ignorer // ignoredFields, for the walkers
 	ignoredQuery   map[string]bool
 	matchedHeaders []string
 	keptHeaders    map[string]bool
@@ -97,6 +98,7 @@ func newConfig(opts []Option) config {
 	if c.transport == nil {
 		c.transport = http.DefaultTransport
 	}
+	c.ign = newIgnorer(c.ignoredFields)
 	return c
 }
 
