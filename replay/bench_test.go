@@ -80,8 +80,11 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-func call(c *http.Client, url string) error {
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(benchRequest))
+func call(c *http.Client, url string) error { return postAndDrain(c, url, benchRequest) }
+
+// postAndDrain sends body to url through c and reads the answer to its end.
+func postAndDrain(c *http.Client, url, body string) error {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return err
 	}

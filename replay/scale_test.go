@@ -63,18 +63,7 @@ func forSize(size int) int { return size / 1070 }
 
 // send posts body through c and reads the answer.
 func send(c *http.Client, body string) error {
-	req, err := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
+	return postAndDrain(c, "http://x/v1/chat/completions", body)
 }
 
 // deep returns depth nested arrays around leaves copies of leaf:
