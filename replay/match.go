@@ -368,27 +368,14 @@ func (w *cmpWalker) walk(rec, got any) bool {
 	case []any:
 		if g, ok := got.([]any); ok {
 			for i := range max(len(r), len(g)) {
-				var rv, gv any = absent{}, absent{}
-				if i < len(r) {
-					rv = r[i]
-				}
-				if i < len(g) {
-					gv = g[i]
-				}
-				if !w.child(seg{i: i}, rv, gv, keep) {
+				if !w.child(seg{i: i}, elem(r, i), elem(g, i), keep) {
 					return false
 				}
 			}
 			return true
 		}
-	case json.Number:
-		if g, ok := got.(json.Number); ok {
-			if w.mid && midNumber(r) == midNumber(g) || !w.mid && sameNumber(r, g) {
-				return true
-			}
-		}
-	case string, bool, nil, absent:
-		if rec == got {
+	default:
+		if sameLeaf(rec, got, w.mid) {
 			return true
 		}
 	}
@@ -447,25 +434,14 @@ func (w *jsonWalker) walk(rec, got any) {
 	case []any:
 		if g, ok := got.([]any); ok {
 			for i := range max(len(r), len(g)) {
-				var rv, gv any = absent{}, absent{}
-				if i < len(r) {
-					rv = r[i]
-				}
-				if i < len(g) {
-					gv = g[i]
-				}
 				w.path = append(w.path, seg{i: i})
-				w.walk(rv, gv)
+				w.walk(elem(r, i), elem(g, i))
 				w.path = w.path[:len(w.path)-1]
 			}
 			return
 		}
-	case json.Number:
-		if g, ok := got.(json.Number); ok && sameNumber(r, g) {
-			return
-		}
-	case string, bool, nil, absent:
-		if rec == got {
+	default:
+		if sameLeaf(rec, got, false) {
 			return
 		}
 	}
@@ -484,6 +460,29 @@ func (w *jsonWalker) field() string {
 		b.WriteString(s.String())
 	}
 	return b.String()
+}
+
+// elem is list[i], or absent past its end: arrays of different lengths
+// are compared element by element up to the longer one's.
+func elem(list []any, i int) any {
+	if i < len(list) {
+		return list[i]
+	}
+	return absent{}
+}
+
+// sameLeaf says whether rec and got, which are not both objects or both
+// arrays, are equal: numbers by sameNumber (by midNumber with mid, as
+// classes compare them), strings, booleans, null and absent by value.
+func sameLeaf(rec, got any, mid bool) bool {
+	switch r := rec.(type) {
+	case json.Number:
+		g, ok := got.(json.Number)
+		return ok && (mid && midNumber(r) == midNumber(g) || !mid && sameNumber(r, g))
+	case string, bool, nil, absent:
+		return rec == got
+	}
+	return false
 }
 
 // sameNumber compares JSON numbers as numbers: 1, 1.0 and 1e0 are the
