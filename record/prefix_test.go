@@ -609,8 +609,9 @@ func TestReaderSkipArgsLinear(t *testing.T) {
 		t.Logf("SkipArgs %v: %d MiB allocated for a %d KiB file", skip, allocated>>20, len(file)>>10)
 		if skip {
 			assert.Less(t, allocated, uint64(16*len(file)))
-		} else {
-			assert.Greater(t, allocated, uint64(50*len(file)), "whole Args: the square of the conversation")
 		}
+		// Whole Args cost the square of the conversation (84 MiB here): the
+		// log shows the contrast, but a reader that made them cheaper
+		// would be no fault, so it is not asserted.
 	}
 }
