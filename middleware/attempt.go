@@ -47,10 +47,15 @@ type attempt struct {
 	key       attemptKey // identifies the logical call across attempts; zero when it cannot
 	keyLater  bool       // key is a fingerprint not computed yet: see retryKey
 	claimed   *held      // earlier attempts of the same logical call: failures, or a redirect
-	hop       bool       // claimed is the redirect this attempt follows
-	inner     atomic.Int32
-	guided    bool // the body sent carries the history preview
-	ended     atomic.Bool
+	// What claim compares to tell identical calls apart.
+	begun       uint64   // the recorder's sequence when the attempt began
+	endSeq      uint64   // the recorder's sequence when its end was handed back
+	reqURL      *url.URL // the caller's request's URL, as a pointer: the request's identity
+	retryMarked bool     // an SDK marked the request as a retry
+	hop         bool     // claimed is the redirect this attempt follows
+	inner       atomic.Int32
+	guided      bool // the body sent carries the history preview
+	ended       atomic.Bool
 
 	parsed bool
 	prov   providers.Provider // the provider that matched the request, once matched
@@ -89,7 +94,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		}
 	}()
 	ctx := req.Context()
-	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method}
+	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method, begun: r.seq.Add(1), reqURL: req.URL}
 	if r.cfg.userProviders {
 		a.header = safeHeader(req.Header) // only theirs may read it
 	}
@@ -116,7 +121,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	// carries the redirect response (http.Client sets req.Response), which
 	// is held under its own address until then.
 	if req.Response != nil {
-		if a.claimed = r.claim(attemptKey{hop: req.Response}); a.claimed != nil {
+		if a.claimed = r.claim(attemptKey{hop: req.Response}, a); a.claimed != nil {
 			a.hop = true
 		}
 	}
@@ -133,8 +138,11 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		// proves that a later request is the same one: never folded.
 		a.key = attemptKey{}
 	default:
-		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry.
-		claim = req.Header.Get("X-Stainless-Retry-Count") != "0"
+		// X-Stainless-Retry-Count "0" marks a first attempt: never a retry;
+		// a count above it marks a retry (see claim).
+		retries := req.Header.Get("X-Stainless-Retry-Count")
+		claim = retries != "0"
+		a.retryMarked = claim && retries != ""
 		a.key, a.keyLater = attemptKey{kind: 'f'}, true
 		if claim && r.keyed.Load() == 0 {
 			claim = false // nothing is held: nothing to claim, no hash yet
@@ -146,13 +154,13 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		a.retryKey() // the preview is about to replace the body it hashes
 	}
 	if claim {
-		a.claimed = r.claim(a.key)
+		a.claimed = r.claim(a.key, a)
 		if a.claimed == nil && r.keyPending(a.key, 0) {
 			// An earlier attempt under this key has ended, and only its
 			// parse will tell whether it failed in a way worth retrying (a
 			// 200 whose JSON was cut): let the worker get to it.
 			r.work.waitUpTo(retryWait)
-			a.claimed = r.claim(a.key)
+			a.claimed = r.claim(a.key, a)
 		}
 	}
 
@@ -481,6 +489,7 @@ func (a *attempt) finish(f finishInfo) {
 	defer r.inflight.Add(-1)
 	defer r.recovered("finishing a record")
 	f.end = r.cfg.now()
+	a.endSeq = r.seq.Add(1)
 	j := &a.job
 	*j = job{a: a, f: f}
 	switch {
@@ -524,7 +533,8 @@ const retryWait = time.Second
 
 // holding returns what is held of this attempt for the one that follows it.
 func (a *attempt) holding(key attemptKey) *held {
-	return &held{key: key, start: a.firstStart(), attempts: a.attempts(), hops: a.hops(), ctx: context.WithoutCancel(a.ctx)}
+	return &held{key: key, start: a.firstStart(), attempts: a.attempts(), hops: a.hops(), ctx: context.WithoutCancel(a.ctx),
+		ended: a.endSeq, reqURL: a.reqURL, callCtx: a.ctx}
 }
 
 // attemptKey identifies a logical call across its attempts: by the call

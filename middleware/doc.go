@@ -55,14 +55,23 @@
 //
 // Attempts of one logical call are folded into one record (with the first
 // attempt's call_id and timestamp, the last one's outcome, attempts, and
-// duration_ms over them all). The recorder recognizes them, in order, by a
-// call ID in the context ([WithCallID]), an Idempotency-Key header,
-// X-Stainless-Retry-Count (the official OpenAI SDK's retries), or else an
-// identical request (method, URL, body, trace) that follows a retriable
-// failure within the dedup window (genai resends the same request). A
-// retriable failure is held until its retry comes, the window ends, or the
-// recorder closes; success and other failures are emitted at once. [Retry]
-// is a retry middleware that cooperates with this.
+// duration_ms over them all). A retriable failure is held until its retry
+// comes, the dedup window ends, or the recorder closes; success and other
+// failures are emitted at once. The recorder recognizes a retry, in
+// order, by a call ID in the context ([WithCallID]), an Idempotency-Key
+// header, or else an identical request (method, URL, body, trace) that
+// begins after the failure was handed back to its caller, and that is
+// either the same request value sent again (genai resends the
+// *http.Request it was given), made under the same context (a retry loop
+// keeps its call's), or marked a retry by its SDK
+// (X-Stainless-Retry-Count above 0: openai-go, the Anthropic SDK; 0 marks
+// a first attempt, which claims nothing). Identical calls made at once
+// (a batch job, a health probe) are therefore never folded into each
+// other, unless they share one context: nothing then tells them from a
+// retry loop. [Stats] counts those folds (FoldedByContext) and the
+// SDK-marked retries that had several identical failures to choose from
+// (RetriesGuessed). [Retry] is a retry middleware that cooperates with all
+// this: inside the recorder its attempts are one call by construction.
 //
 // # Identity
 //

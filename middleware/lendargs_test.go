@@ -173,8 +173,17 @@ func callsLendingArgs(t *testing.T, rec *middleware.Recorder) []string {
 		args, err := json.Marshal(messages)
 		require.NoError(t, err)
 		body := fmt.Sprintf(`{"model":"gpt-4o-mini","messages":%s}`, args)
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
 		for attempt := 0; ; attempt++ {
-			resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if attempt > 0 {
+				// The same request sent again, as genai retries: a new
+				// request with the same bytes would be a new call.
+				req.Body, err = req.GetBody()
+				require.NoError(t, err)
+			}
+			resp, err := client.Do(req)
 			require.NoError(t, err)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

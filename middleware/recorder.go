@@ -71,20 +71,41 @@ type Recorder struct {
 	// when the attempt itself fails (attempt.retryKey).
 	keyed atomic.Int64
 
+	// seq orders the beginnings and ends of attempts, so that a request
+	// already on its way when a failure came back is never taken for its
+	// retry (claim).
+	seq atomic.Uint64
+
 	inflight         atomic.Int64
 	recorded, panics atomic.Uint64
-	logged           sync.Map // kinds of trouble already logged
+	guessed          atomic.Uint64 // Stats.RetriesGuessed
+	byContext        atomic.Uint64 // Stats.FoldedByContext
+	logged           sync.Map      // kinds of trouble already logged
 }
 
 // Stats counts what a recorder did. Every counter only grows, except
 // Pending.
 type Stats struct {
-	Recorded   uint64      // records emitted to the history and the sinks
-	Dropped    uint64      // records a sink never got (its queue was full, or it was closed), summed over the sinks
-	Pending    int         // calls not yet recorded: in flight, being parsed, or failures held for their retry
-	SinkErrors uint64      // records a sink failed on, summed over the sinks
-	Panics     uint64      // panics recovered inside recording (parsers, sinks, hooks)
-	Sinks      []SinkStats // each sink's own counts, in the order they were given
+	Recorded   uint64 // records emitted to the history and the sinks
+	Dropped    uint64 // records a sink never got (its queue was full, or it was closed), summed over the sinks
+	Pending    int    // calls not yet recorded: in flight, being parsed, or failures held for their retry
+	SinkErrors uint64 // records a sink failed on, summed over the sinks
+	Panics     uint64 // panics recovered inside recording (parsers, sinks, hooks)
+	// FoldedByContext counts the attempts folded into an earlier failure
+	// because they sent the same bytes under the same context, with
+	// nothing else to show them a retry (no call ID, Idempotency-Key, SDK
+	// retry count, or same request value). That is right for a retry loop
+	// that keeps its call's context, and wrong for identical calls that
+	// share one: two calls then make one record. Give each logical call
+	// its own context, or a call ID ([WithCallID]), to be sure.
+	FoldedByContext uint64
+	// RetriesGuessed counts the retries an SDK marked as such (openai-go's
+	// and the Anthropic SDK's X-Stainless-Retry-Count) that had several
+	// identical failures to fold into and nothing but their bytes to
+	// choose by. Each call still has its one record; the attempts and
+	// times of two identical calls may be swapped.
+	RetriesGuessed uint64
+	Sinks          []SinkStats // each sink's own counts, in the order they were given
 }
 
 // NewRecorder returns a recorder. With no options it records into an
@@ -146,6 +167,9 @@ func (r *Recorder) Stats() Stats {
 		SinkErrors: failed,
 		Panics:     r.panics.Load(),
 		Sinks:      sinks,
+
+		FoldedByContext: r.byContext.Load(),
+		RetriesGuessed:  r.guessed.Load(),
 	}
 }
 

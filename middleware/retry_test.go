@@ -205,7 +205,30 @@ func TestDedupByCallIDAndIdempotencyKey(t *testing.T) {
 }
 
 func TestDedupHeuristics(t *testing.T) {
-	t.Run("identical request after a retriable failure", func(t *testing.T) {
+	t.Run("the same request sent again after a retriable failure", func(t *testing.T) {
+		// genai and go-retryablehttp retry by sending the *http.Request
+		// they were given again.
+		e := newEnv(t)
+		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(chatBody))
+		require.NoError(t, err)
+		for range 2 {
+			req.Body, _ = req.GetBody()
+			resp, err := e.client.Do(req)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		r := one(t, e)
+		assert.Equal(t, 2, r.Attempts)
+		assert.True(t, r.Outcome.OK)
+		assert.Zero(t, e.rec.Stats().RetriesGuessed)
+	})
+	t.Run("a new request with the same bytes is a new call", func(t *testing.T) {
+		// As a batch job's identical calls are: nothing tells them from a
+		// retry loop that builds its request anew under a bare context,
+		// so they are not folded (WithCallID folds such a loop).
 		e := newEnv(t)
 		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
 		srv := s.start(t)
@@ -215,9 +238,30 @@ func TestDedupHeuristics(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+		require.NoError(t, e.rec.Close())
+		recs := e.records()
+		require.Len(t, recs, 2)
+		assert.Equal(t, 1, recs[0].Attempts)
+		assert.Equal(t, 1, recs[1].Attempts)
+		assert.Zero(t, e.rec.Stats().FoldedByContext)
+	})
+	t.Run("under the same context it is folded, and counted", func(t *testing.T) {
+		// A retry loop keeps its call's context: the second attempt is
+		// taken for its retry, and the stats say on what evidence.
+		e := newEnv(t)
+		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for range 2 {
+			resp, err := post(t, e.client, ctx, srv.URL, chatBody)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
 		r := one(t, e)
 		assert.Equal(t, 2, r.Attempts)
-		assert.True(t, r.Outcome.OK)
+		assert.Equal(t, uint64(1), e.rec.Stats().FoldedByContext)
 	})
 	t.Run("two identical successes are two records", func(t *testing.T) {
 		e := newEnv(t)
