@@ -470,6 +470,8 @@ type finishInfo struct {
 	header      http.Header    // only for providers given with WithProviders
 	encoding    string         // Content-Encoding still on the captured bytes
 	stream      bool           // text/event-stream
+	framed      bool           // the body's end is marked apart from the connection's (see framed)
+	cutWhole    bool           // set by result: JSON cut short in a body that came whole (a decode error a client may retry)
 	length      int64          // Content-Length, -1 when unknown
 	redirect    *http.Response // a redirect http.Client may follow: its next hop claims it
 	cap         *capture
@@ -639,9 +641,22 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 		}
 		return res
 	}
-	complete := f.reason == endEOF || res.Finished ||
+	whole := f.reason == endEOF && f.framed ||
 		f.length >= 0 && f.cap != nil && f.cap.total == f.length && f.reason != endAbandoned
-	if complete {
+	if whole && res.Outcome.ErrorType == record.ErrorTransport {
+		// The provider found JSON that ends early (providers.Undecodable),
+		// but every byte the response declared came, and its end was
+		// marked: nothing was lost on the way. The server sent what cannot
+		// be decoded, and sending it again would not help.
+		res.Outcome = record.Failure(record.ErrorDecode)
+		res.Outcome.HTTPStatus = f.status
+		res.ErrorMessage += "; the body came whole, as its framing declared"
+		// Still held for a retry: the caller's SDK reads it as an
+		// unexpected EOF (go-openai, openai-go), as a cut connection
+		// reads, and a retry loop may well send it again.
+		f.cutWhole = true
+	}
+	if whole || f.reason == endEOF || res.Finished {
 		return res
 	}
 	keep := res.Outcome

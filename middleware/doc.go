@@ -51,7 +51,12 @@
 // incomplete, not as success; one never closed is finalized when the
 // recorder closes. The hops of a redirect http.Client follows are one
 // record (hops counted); an error that ends a call is classified by the
-// call's context first, so one cause always gives one error type.
+// call's context first, so one cause always gives one error type. A 2xx
+// whose JSON ends early is a transport failure only when its body really
+// ended early (an unexpected EOF, a reset, fewer bytes than its
+// Content-Length); when every byte its framing declared came, it is a
+// decode error, not retriable, though still held for a retry, since SDKs
+// read it as they read a cut connection.
 //
 // Attempts of one logical call are folded into one record (with the first
 // attempt's call_id and timestamp, the last one's outcome, attempts, and

@@ -353,6 +353,7 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 		contentType: ct,
 		length:      resp.ContentLength,
 		stream:      strings.HasPrefix(ct, "text/event-stream"),
+		framed:      framed(resp),
 	}
 	if !resp.Uncompressed { // the caller gets the bytes as encoded: decode our copy
 		f.encoding = resp.Header.Get("Content-Encoding")
@@ -391,6 +392,17 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 		b.mu.Unlock()
 	}
 	resp.Body = b
+}
+
+// framed reports whether the end of resp's body is marked apart from the
+// connection's end, so that net/http's reader returns io.EOF only when the
+// whole body came: a Content-Length, a chunked body's last chunk, an
+// HTTP/2 or /3 stream's end, or the end of a gzip stream the transport
+// decoded. A body that ends only where its connection closes (HTTP/1.0
+// style) is not: a dropped connection ends it the same way.
+func framed(resp *http.Response) bool {
+	return resp.ContentLength >= 0 || resp.ProtoMajor >= 2 || resp.Uncompressed ||
+		len(resp.TransferEncoding) > 0 && resp.TransferEncoding[len(resp.TransferEncoding)-1] == "chunked"
 }
 
 func (r *Recorder) forget(b *body) {

@@ -174,7 +174,7 @@ func (r *Recorder) process(j *job) {
 	var l *lease
 	if buf := a.argsBuf; buf != nil {
 		a.argsBuf, a.call.Args = nil, nil // read no more through a
-		if j.keyed && res.Outcome.Retriable || j.hold != nil {
+		if j.keyed && mayRetry(&j.f, &res) || j.hold != nil {
 			// Held for its retry, the record outlives the buffer.
 			rec.Args = bytes.Clone(rec.Args)
 			releaseBuf(buf)
@@ -185,7 +185,7 @@ func (r *Recorder) process(j *job) {
 	}
 	if j.keyed {
 		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
-		if res.Outcome.Retriable {
+		if mayRetry(&j.f, &res) {
 			h := a.holding(a.key) // not j.hold, which finish reads after submitting j
 			h.rec = rec
 			r.hold(h)
@@ -197,6 +197,13 @@ func (r *Recorder) process(j *job) {
 		return
 	}
 	r.emit(a.ctx, rec, l)
+}
+
+// mayRetry reports whether an attempt the worker settled failed in a way
+// its caller may retry: retriable, or JSON cut short in a 2xx body that
+// came whole (a decode error that SDKs report as an unexpected EOF).
+func mayRetry(f *finishInfo, res *providers.Result) bool {
+	return res.Outcome.Retriable || f.cutWhole
 }
 
 // record builds the record of an attempt, folding in the failed attempts

@@ -142,10 +142,14 @@ func Match(ps []Provider, req *Request) (p Provider, call Call, ok bool) {
 
 // Undecodable is the result of a 2xx response whose body should be one
 // JSON document and is not. A body that is the beginning of a JSON
-// document ended early: the response was cut on its way, as a dropped
-// connection cuts it, and that is [record.ErrorTransport] (a client that
-// reads it gets an unexpected EOF, and may retry). Anything else is
-// [NotJSON].
+// document ended early: judged from the bytes alone, the response was cut
+// on its way, as a dropped connection cuts it, and that is
+// [record.ErrorTransport] (a client that reads it gets an unexpected EOF,
+// and may retry). Anything else is [NotJSON].
+//
+// The recorder knows more than the bytes: when the body came whole, as
+// its Content-Length or chunked framing declared, nothing was lost on the
+// way, and it makes such a result [record.ErrorDecode], not retriable.
 func Undecodable(body []byte) Result {
 	if record.CutJSON(body) {
 		return Result{

@@ -207,8 +207,9 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 // wantErrorType is the recorder's error type for a call whose last
 // attempt got the fault. A 503 is an overload even when its OpenAI body
 // says the catch-all "type":"server_error". A body that ends cleanly
-// inside an event is a stream that did not finish, or JSON cut on its way
-// (as a dropped connection cuts it). A client reads a stalled 429's body until its deadline, or
+// inside an event is a stream that did not finish, or JSON that came
+// whole and cannot be decoded (its chunked framing ended cleanly: nothing
+// was lost on the way). A client reads a stalled 429's body until its deadline, or
 // closes it unread and gives up.
 var wantErrorType = map[fault][]string{
 	faultRateLimit:    {record.ErrorRateLimit},
@@ -219,7 +220,7 @@ var wantErrorType = map[fault][]string{
 	faultCut:          {record.ErrorTransport},
 	faultGarbage:      {record.ErrorDecode},
 	faultRedirect:     {record.ErrorUnknown}, // not followed: a body without GetBody
-	faultEndMidEvent:  {record.ErrorIncomplete, record.ErrorTransport},
+	faultEndMidEvent:  {record.ErrorIncomplete, record.ErrorDecode},
 	faultStallMidBody: {record.ErrorTimeout},
 	faultEchoKey:      {record.ErrorAuth},
 	faultBlocked:      {record.ErrorContentFilter},
