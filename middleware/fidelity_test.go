@@ -181,3 +181,24 @@ func TestCutJSONWholeIsFoldedIntoItsRetry(t *testing.T) {
 	assert.Equal(t, 2, recs[0].Attempts)
 	assert.True(t, recs[0].Outcome.OK)
 }
+
+// The issue's out-of-range counts, through a real client: the record has
+// no usage (and so no cost) and names "usage" in truncated. It once had
+// total_tokens -2.
+func TestOutOfRangeTokenCountsLeaveUsageOut(t *testing.T) {
+	body := `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":1e400,"completion_tokens":99999999999999999999999999,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":1.5e300}}}`
+	srv := serve(t, 200, "application/json", body)
+	rec := middleware.NewRecorder()
+	defer rec.Close()
+	resp, err := post(t, rec.Client(nil), t.Context(), srv.URL+"/v1/chat/completions", chatBody)
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	recs := rec.History().Records()
+	require.Len(t, recs, 1)
+	assert.True(t, recs[0].Outcome.OK)
+	assert.Nil(t, recs[0].Usage)
+	assert.Nil(t, recs[0].Cost)
+	assert.Contains(t, recs[0].Truncated, "usage")
+}

@@ -235,7 +235,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		ErrorType:    res.Outcome.ErrorType,
 		Model:        res.Model,
 		Usage:        res.Usage,
-		Truncated:    a.call.Truncated,
+		Truncated:    joinTruncated(a.call.Truncated, res.Truncated),
 		Attempts:     a.attempts(),
 		Hops:         a.hops(),
 
@@ -291,6 +291,15 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.Output = strings.Clone(rec.Output) // res.Output may be a lent buffer
 	}
 	return rec
+}
+
+// joinTruncated is what the request's parse cut, then what the
+// response's did; req itself when the response cut nothing.
+func joinTruncated(req, resp []string) []string {
+	if len(resp) == 0 {
+		return req
+	}
+	return append(append(make([]string, 0, len(req)+len(resp)), req...), resp...)
 }
 
 // maxOutput bounds the generated text a record keeps.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -117,6 +118,17 @@ type Result struct {
 	// reason, a [DONE] sentinel), so that a body closed before EOF is
 	// still known to be complete.
 	Finished bool
+	// Truncated names the record's fields that the response's values did
+	// not fit ("usage" when a token count was out of range); the recorder
+	// adds them to the record's truncated list.
+	Truncated []string `json:",omitempty"`
+}
+
+// Cut names field in r.Truncated, once.
+func (r *Result) Cut(field string) {
+	if !slices.Contains(r.Truncated, field) {
+		r.Truncated = append(r.Truncated, field)
+	}
 }
 
 // ToolCall is one tool or function call the model asked for.

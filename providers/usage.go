@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -32,10 +35,24 @@ import (
 // it, because streams repeat their counts cumulatively (Gemini's
 // usageMetadata, Anthropic's message_delta). Absent and null fields keep
 // their value. The zero value is ready to use.
+//
+// A count must be a whole number from 0 to [MaxTokenCount]. One that is
+// not (negative, fractional, 1e400, more digits than an int holds) is no
+// count at all, and nothing derived from it can be trusted: while any
+// field read holds one, [UsageReader.Usage] is nil and
+// [UsageReader.OutOfRange] is true, so that the record has no usage and
+// names "usage" in its truncated list ([UsageReader.Into]). Sums over
+// records never wrap, and a total is never negative.
 type UsageReader struct {
 	n    [numUsageFields]int
 	seen uint32 // bit i: field i was read
+	bad  uint32 // bit i: field i was read last as a number out of range
 }
+
+// MaxTokenCount is the largest token count [UsageReader] takes: 2^40,
+// about a trillion, far above any context window, and small enough that
+// the sum of a million records' counts fits an int64.
+const MaxTokenCount = 1 << 40
 
 // The fields, as the providers name them.
 const (
@@ -58,9 +75,42 @@ const (
 )
 
 func (u *UsageReader) set(i int, v gjson.Result) {
-	if v.Type == gjson.Number {
-		u.n[i] = int(v.Int())
-		u.seen |= 1 << i
+	if v.Type != gjson.Number {
+		return
+	}
+	u.seen |= 1 << i
+	if n, ok := tokenCount(v); ok {
+		u.n[i] = n
+		u.bad &^= 1 << i
+	} else {
+		u.n[i] = 0
+		u.bad |= 1 << i
+	}
+}
+
+// tokenCount reads a JSON number as a count: a whole number in
+// [0, MaxTokenCount], written as an integer or not ("12", "1.2e1").
+func tokenCount(v gjson.Result) (int, bool) {
+	if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+		return int(n), n >= 0 && n <= MaxTokenCount
+	}
+	f := v.Num // gjson's float: ±Inf when out of float64's range
+	if f >= 0 && f <= MaxTokenCount && f == math.Trunc(f) {
+		return int(f), true
+	}
+	return 0, false
+}
+
+// OutOfRange reports whether a count read is not a count (see
+// [UsageReader]): Usage is then nil.
+func (u *UsageReader) OutOfRange() bool { return u.bad != 0 }
+
+// Into sets res.Usage to the counts read, and names "usage" in
+// res.Truncated when a count was out of range.
+func (u *UsageReader) Into(res *Result) {
+	res.Usage = u.Usage()
+	if u.OutOfRange() {
+		res.Cut("usage")
 	}
 }
 
@@ -112,9 +162,9 @@ func (u *UsageReader) Read(v gjson.Result) {
 }
 
 // Usage returns the counts read so far in the one meaning, or nil when no
-// count was read.
+// count was read or one was out of range.
 func (u *UsageReader) Usage() *record.Usage {
-	if u.seen == 0 {
+	if u.seen == 0 || u.bad != 0 {
 		return nil
 	}
 	var out record.Usage

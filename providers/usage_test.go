@@ -91,3 +91,67 @@ func TestUsageReaderEdges(t *testing.T) {
 	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 30, TotalTokens: 130, CachedTokens: 64, ReasoningTokens: 20}, o.Usage(),
 		"OpenAI's details are parts of its counts, not added to them")
 }
+
+// A count must be a whole number from 0 to MaxTokenCount. One that is not
+// is no count: the usage is left out and named in truncated, and no sum
+// or total is ever negative or wrapped.
+func TestUsageOutOfRange(t *testing.T) {
+	bad := []string{
+		`{"prompt_tokens":1e400,"completion_tokens":99999999999999999999999999,"prompt_tokens_details":{"cached_tokens":1.5e300}}`,
+		`{"prompt_tokens":-5,"completion_tokens":3}`,
+		`{"input_tokens":2.5,"output_tokens":1}`,
+		`{"input_tokens":10,"output_tokens":1099511627777}`, // MaxTokenCount + 1
+		`{"promptTokenCount":9223372036854775807,"candidatesTokenCount":9223372036854775807}`,
+		`{"input_tokens":1,"cache_read_input_tokens":-1e10,"output_tokens":1}`,
+	}
+	for _, u := range bad {
+		var r providers.UsageReader
+		r.Read(gjson.Parse(u))
+		assert.Nil(t, r.Usage(), u)
+		assert.True(t, r.OutOfRange(), u)
+		var res providers.Result
+		r.Into(&res)
+		assert.Nil(t, res.Usage)
+		assert.Equal(t, []string{"usage"}, res.Truncated, u)
+	}
+	good := map[string]record.Usage{
+		`{"prompt_tokens":12.0,"completion_tokens":1e1}`:                         {InputTokens: 12, OutputTokens: 10, TotalTokens: 22},
+		`{"input_tokens":1099511627776,"output_tokens":0}`:                       {InputTokens: 1 << 40, TotalTokens: 1 << 40},
+		`{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":3}`: {InputTokens: 7, OutputTokens: 5, TotalTokens: 12, ReasoningTokens: 3},
+	}
+	for u, want := range good {
+		var r providers.UsageReader
+		r.Read(gjson.Parse(u))
+		assert.Equal(t, &want, r.Usage(), u)
+		assert.False(t, r.OutOfRange())
+	}
+	// A stream's later, sound count replaces the bad one it repeats.
+	var r providers.UsageReader
+	r.Read(gjson.Parse(`{"input_tokens":-1,"output_tokens":1}`))
+	r.Read(gjson.Parse(`{"input_tokens":4,"output_tokens":2}`))
+	assert.Equal(t, &record.Usage{InputTokens: 4, OutputTokens: 2, TotalTokens: 6}, r.Usage())
+}
+
+// FuzzUsageReader: whatever the numbers, a usage read is either absent or
+// has counts in range whose total is their sum.
+func FuzzUsageReader(f *testing.F) {
+	f.Add(`{"prompt_tokens":1e400,"completion_tokens":99999999999999999999999999,"prompt_tokens_details":{"cached_tokens":1.5e300}}`)
+	f.Add(`{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":3,"output_tokens":1}`)
+	f.Add(`{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":3,"toolUsePromptTokenCount":1}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var r providers.UsageReader
+		r.Read(gjson.Parse(s))
+		u := r.Usage()
+		if u == nil {
+			return
+		}
+		for _, n := range []int{u.InputTokens, u.OutputTokens, u.CachedTokens, u.CacheWriteTokens, u.CacheWrite1hTokens, u.ReasoningTokens} {
+			if n < 0 || n > 4*providers.MaxTokenCount {
+				t.Fatalf("count %d out of range in %+v from %s", n, u, s)
+			}
+		}
+		if u.TotalTokens != u.InputTokens+u.OutputTokens || u.TotalTokens < 0 {
+			t.Fatalf("total %d in %+v from %s", u.TotalTokens, u, s)
+		}
+	})
+}

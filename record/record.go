@@ -77,7 +77,9 @@ type Record struct {
 	Usage              *Usage  `json:"usage,omitempty"`
 	Cost               *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
 	// Truncated names the fields that were cut to fit a limit ("args",
-	// "kwargs", "error_message", ...): a cut is marked, never silent.
+	// "kwargs", "error_message", ...), or left out because the response's
+	// values did not fit ("usage", when a token count was negative,
+	// fractional or above 2^40): a cut is marked, never silent.
 	Truncated []string `json:"truncated,omitempty"`
 
 	// HistoryGuidance says the recorder added the history guidance and

@@ -249,11 +249,11 @@ func (m *message) result() providers.Result {
 	res := providers.Result{
 		Outcome:   record.Success(m.class),
 		Model:     m.model,
-		Usage:     m.usage.Usage(),
 		Output:    m.text.String(),
 		ToolCalls: m.calls,
 		Finished:  m.finished,
 	}
+	m.usage.Into(&res)
 	switch {
 	case m.failed:
 		res.Outcome = record.Failure(m.errType)

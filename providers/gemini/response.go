@@ -342,7 +342,7 @@ func (a *assembler) tail(b []byte) {
 func (a *assembler) result() providers.Result {
 	res := a.res
 	res.Finished = a.finished
-	res.Usage = a.usage.Usage()
+	a.usage.Into(&res)
 	if a.scratch != nil {
 		// Lent: the recorder copies what it keeps.
 		if len(a.text) > 0 {

@@ -150,7 +150,8 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		if res.Outcome.ValueClass == "" {
 			res.Outcome.ValueClass = "json"
 		}
-		res.Model, res.Outcome.ResponseID, res.Usage = wire.Str(f.model), wire.Str(f.id), f.usage
+		res.Model, res.Outcome.ResponseID = wire.Str(f.model), wire.Str(f.id)
+		f.setUsage(&res)
 		res.Finished = true
 		return res
 	}
@@ -171,6 +172,15 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 type fields struct {
 	class, model, id gjson.Result
 	usage            *record.Usage
+	usageCut         bool // a count was out of range: no usage, "usage" truncated
+}
+
+// setUsage puts f's usage into res: the last one read wins.
+func (f *fields) setUsage(res *providers.Result) {
+	res.Usage = f.usage
+	if f.usageCut {
+		res.Cut("usage")
+	}
 }
 
 // topFields reads the fields in one pass over the top level, so a long
@@ -194,7 +204,7 @@ func topFields(root gjson.Result) fields {
 		case "usage", "usageMetadata":
 			var u providers.UsageReader // every provider's shape, one meaning
 			u.Read(v)
-			f.usage = u.Usage()
+			f.usage, f.usageCut = u.Usage(), u.OutOfRange()
 		}
 		return true
 	})
@@ -229,8 +239,8 @@ func parseStream(resp *providers.Response) providers.Result {
 			if res.Outcome.ResponseID == "" && f.id.Exists() {
 				res.Outcome.ResponseID = wire.Str(f.id)
 			}
-			if f.usage != nil {
-				res.Usage = f.usage // cumulative or final: the last one wins
+			if f.usage != nil || f.usageCut {
+				f.setUsage(&res) // cumulative or final: the last one wins
 			}
 			return true
 		})

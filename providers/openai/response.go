@@ -83,7 +83,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 	res.Outcome = record.Success(class)
 	res.Outcome.ResponseID = wire.Parse(id).String()
 	res.Model = wire.Parse(model).String()
-	res.Usage = readUsage(wire.Parse(usage))
+	readUsage(&res, wire.Parse(usage))
 	res.Finished = true
 	switch class {
 	case "chat.completion", "text_completion":
@@ -129,7 +129,7 @@ func truncated(call *providers.Call, resp *providers.Response) providers.Result 
 		res.Finished = true
 	}
 	if v := providers.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
-		res.Usage = readUsage(wire.Parse(v))
+		readUsage(&res, wire.Parse(v))
 	}
 	return res
 }
@@ -161,12 +161,13 @@ func valueClass(method string) string {
 
 // readUsage reads chat (prompt/completion) and Responses API (input/output)
 // token counts, with their cached and reasoning details, in the one
-// meaning of record.Usage. null (every stream chunk's but the last) gives
-// nil.
-func readUsage(u gjson.Result) *record.Usage {
+// meaning of record.Usage, into res. null (every stream chunk's but the
+// last) and an object without counts leave res as it was.
+func readUsage(res *providers.Result, u gjson.Result) {
 	var r providers.UsageReader
-	r.Read(u)
-	return r.Usage()
+	if r.Read(u); r.Usage() != nil || r.OutOfRange() {
+		r.Into(res)
+	}
 }
 
 // choiceSet assembles the choices of a completion (or of its stream).

@@ -133,7 +133,7 @@ func (s *stream) event(f *eventFields, data []byte) {
 			return true
 		})
 		if len(f.usage) > 0 && f.usage[0] == '{' {
-			s.res.Usage = readUsage(wire.Parse(f.usage))
+			readUsage(&s.res, wire.Parse(f.usage))
 		}
 		return
 	}
@@ -189,8 +189,8 @@ func (s *stream) responseObject(r gjson.Result) {
 	if m := r.Get("model"); m.Type == gjson.String {
 		s.res.Model = m.String()
 	}
-	if u := readUsage(r.Get("usage")); u != nil {
-		s.res.Usage = u
+	if u := r.Get("usage"); u.IsObject() {
+		readUsage(&s.res, u)
 	}
 }
 
