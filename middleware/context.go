@@ -2,7 +2,10 @@ package middleware
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
+
+	"github.com/llmhistory/llmhistory/record"
 )
 
 type (
@@ -79,4 +82,113 @@ func speakerFrom(ctx context.Context) string {
 func attemptCounter(ctx context.Context) *atomic.Int32 {
 	c, _ := ctx.Value(attemptsKey{}).(*atomic.Int32)
 	return c
+}
+
+// attribution is what WithUser, WithTags and WithMetadata put in a
+// context: one value, copied on each change, so that a call reads it with
+// one lookup and a context nested inside another adds to what it holds.
+type attribution struct {
+	user     string
+	tags     []string // in the order given, without duplicates, at most record.MaxTags
+	tagsOver bool     // more tags were given than kept
+	meta     []metaPair
+	metaOver bool // more keys were given than kept
+}
+
+type metaPair struct{ key, value string }
+
+type attributionKey struct{}
+
+func attributionFrom(ctx context.Context) *attribution {
+	a, _ := ctx.Value(attributionKey{}).(*attribution)
+	return a
+}
+
+// with returns a copy of a (nil is empty) for a context that changes it.
+func (a *attribution) with() *attribution {
+	if a == nil {
+		return &attribution{}
+	}
+	c := *a
+	c.tags = slices.Clip(a.tags) // appending copies: the parent's never changes
+	c.meta = slices.Clip(a.meta)
+	return &c
+}
+
+// WithUser returns a context whose calls are attributed to the user id:
+// their records carry it as user_id. A later WithUser replaces it. The
+// recorder never joins calls of different users into one conversation.
+func WithUser(ctx context.Context, id string) context.Context {
+	a := attributionFrom(ctx).with()
+	a.user = id
+	return context.WithValue(ctx, attributionKey{}, a)
+}
+
+// WithTags returns a context whose calls carry tags (a feature, a tenant,
+// an experiment), added to those ctx holds already: nested contexts
+// accumulate, duplicates are dropped and the order of first mention kept.
+// The first [record.MaxTags] are kept; a record whose context was given
+// more names "tags" in its truncated list. WithTags(ctx) adds nothing.
+func WithTags(ctx context.Context, tags ...string) context.Context {
+	if len(tags) == 0 {
+		return ctx
+	}
+	a := attributionFrom(ctx).with()
+	for _, t := range tags {
+		if slices.Contains(a.tags, t) {
+			continue
+		}
+		if len(a.tags) >= record.MaxTags {
+			a.tagsOver = true
+			continue
+		}
+		a.tags = append(a.tags, t)
+	}
+	return context.WithValue(ctx, attributionKey{}, a)
+}
+
+// WithMetadata returns a context whose calls carry the metadata pair
+// key=value, added to what ctx holds; a later value for the same key wins.
+// At most [record.MaxMetadata] keys are kept; a record whose context was
+// given more names "metadata" in its truncated list.
+func WithMetadata(ctx context.Context, key, value string) context.Context {
+	a := attributionFrom(ctx).with()
+	if i := slices.IndexFunc(a.meta, func(p metaPair) bool { return p.key == key }); i >= 0 {
+		a.meta = slices.Clone(a.meta)
+		a.meta[i].value = value
+	} else if len(a.meta) >= record.MaxMetadata {
+		a.metaOver = true
+	} else {
+		a.meta = append(a.meta, metaPair{key, value})
+	}
+	return context.WithValue(ctx, attributionKey{}, a)
+}
+
+// UserFrom returns the user set by [WithUser], or "".
+func UserFrom(ctx context.Context) string {
+	if a := attributionFrom(ctx); a != nil {
+		return a.user
+	}
+	return ""
+}
+
+// TagsFrom returns a copy of the tags set by [WithTags], in order.
+func TagsFrom(ctx context.Context) []string {
+	if a := attributionFrom(ctx); a != nil {
+		return slices.Clone(a.tags)
+	}
+	return nil
+}
+
+// MetadataFrom returns a copy of the metadata set by [WithMetadata].
+func MetadataFrom(ctx context.Context) map[string]string {
+	a := attributionFrom(ctx)
+	if a == nil || len(a.meta) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(a.meta))
+	for _, p := range a.meta {
+		m[p.key] = p.value
+	}
+	return m
 }

@@ -63,10 +63,13 @@ func TestTraceFromTraceparent(t *testing.T) {
 	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", r.TraceID)
 	r = call(t, e, middleware.WithTrace(context.Background(), "explicit"), srv.URL, chatBody, "Traceparent", tp)
 	assert.Equal(t, "explicit", r.TraceID, "WithTrace wins")
+	assert.False(t, r.TraceInferred, "given, not inferred")
 	r = call(t, e, context.Background(), srv.URL, chatBody, "Traceparent", "00-00000000000000000000000000000000-00f067aa0ba902b7-01")
-	assert.Empty(t, r.TraceID, "the all-zero trace id is invalid")
+	assert.NotEqual(t, "00000000000000000000000000000000", r.TraceID, "the all-zero trace id is invalid")
+	assert.True(t, r.TraceInferred, "so the recorder chose one")
 	r = call(t, e, context.Background(), srv.URL, chatBody, "Traceparent", "garbage")
-	assert.Empty(t, r.TraceID)
+	assert.True(t, r.TraceInferred)
+	assert.Len(t, r.TraceID, 32)
 }
 
 func TestSpeaker(t *testing.T) {

@@ -44,6 +44,7 @@ type config struct {
 	prices        *cost.Table // nil: records are not priced
 	userProviders bool        // WithProviders was given: providers that may read headers
 	pricesSet     bool
+	conversations int // conversations remembered for inference; 0: none
 }
 
 // WithSink adds a sink that receives every record. It may be given
@@ -56,6 +57,13 @@ func WithSink(s record.Sink) Option {
 		}
 	}
 }
+
+// WithConversations sets how many conversations the recorder remembers to
+// find the one a call without a trace continues; 0 turns the inference
+// off, and such calls have no trace. Default [DefaultConversations]. For
+// each, it keeps the hashes of its last few states and response ids,
+// never its messages: memory stays a few hundred bytes per conversation.
+func WithConversations(n int) Option { return func(c *config) { c.conversations = max(n, 0) } }
 
 // WithSyncSinks makes the recorder append to its sinks on the goroutine
 // that finishes each call, instead of through its queue: no record is ever
@@ -170,7 +178,8 @@ func WithProviders(ps ...providers.Provider) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow, closeTimeout: DefaultCloseTimeout}
+	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow, closeTimeout: DefaultCloseTimeout,
+		conversations: DefaultConversations}
 	for _, o := range opts {
 		o(&c)
 	}

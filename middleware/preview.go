@@ -85,7 +85,11 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 	}
 	// The body as the caller's SDK wrote it, not a redacted copy: it is
 	// what will be sent.
-	edited, ok := ed.AddGuidance(&providers.Request{Method: a.method, URL: safeURL(&a.url, a.secrets), Header: a.header, Body: c.buf}, r.previewText(a.trace))
+	trace := a.trace
+	if trace == "" && r.convs != nil {
+		trace = r.inferredTrace(a, c.buf)
+	}
+	edited, ok := ed.AddGuidance(&providers.Request{Method: a.method, URL: safeURL(&a.url, a.secrets), Header: a.header, Body: c.buf}, r.previewText(trace))
 	if !ok || len(edited) == 0 || len(edited) > r.cfg.maxReq {
 		return
 	}
@@ -110,6 +114,24 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 		c.pooled = nil
 	}
 	a.reqBody, a.pooled, a.guided = edited, nil, true
+}
+
+// inferredTrace returns the conversation a call without a trace continues,
+// found from its body as the caller wrote it, for its preview; "" when it
+// starts one. It parses the request on the call's path, which only the
+// preview asks for; the record is placed by the worker as every other.
+func (r *Recorder) inferredTrace(a *attempt, body []byte) string {
+	u := a.url
+	call, ok := a.prov.ParseRequest(&providers.Request{Method: a.method, URL: &u, Header: a.header, Body: body, MaxArgs: r.cfg.maxReq})
+	if !ok {
+		return ""
+	}
+	user := ""
+	if at := attributionFrom(a.ctx); at != nil {
+		user, _ = record.ClipAttribution(a.redactString(at.user))
+	}
+	trace, _ := r.convs.find(user, argsForInference(&call), previousResponse(&call))
+	return trace
 }
 
 // guidanceEditor matches the request to its provider, as the record will:

@@ -495,22 +495,42 @@ func TestPreviewHasNoSecrets(t *testing.T) {
 	}
 }
 
+// A call without a trace sees the conversation the recorder finds it
+// continues: its messages begin with an earlier call's and that call's
+// answer. The guidance and preview the recorder added to the earlier
+// calls are not part of what is compared.
 func TestPreviewWithoutTrace(t *testing.T) {
 	e := newEnv(t, middleware.WithHistoryPreview(1))
 	w, srv := newWire(t)
-	for range 3 {
-		resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", chatBody)
+	messages := `[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello"}]`
+	for _, next := range []string{"More", "Again"} {
+		resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":`+messages+`}`)
 		require.NoError(t, err)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		// The SDK sends the answer back, and the next question.
+		messages = strings.TrimSuffix(messages, "]") + `,{"role":"assistant","content":"Hi!"},{"role":"user","content":"` + next + `"}]`
 	}
-	// Another conversation does not count.
-	resp, err := post(t, e.client, middleware.WithTrace(context.Background(), "other"), srv.URL+"/v1/chat/completions", chatBody)
+	resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":`+messages+`}`)
 	require.NoError(t, err)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	// Another conversation does not count.
+	resp, err = post(t, e.client, middleware.WithTrace(context.Background(), "other"), srv.URL+"/v1/chat/completions", chatBody)
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	recs := e.records()
+	require.Len(t, recs, 4)
+	trace := recs[0].TraceID
+	for _, r := range recs[:3] {
+		assert.Equal(t, trace, r.TraceID, "one conversation")
+		assert.True(t, r.TraceInferred)
+	}
 	sent := w.sent()
-	checkPreview(t, gjson.Get(sent[2], "messages.0.content").String(), 2, 1, "calls without a trace")
+	checkPreview(t, gjson.Get(sent[0], "messages.0.content").String(), 0, 1, "calls without a trace")
+	checkPreview(t, gjson.Get(sent[2], "messages.0.content").String(), 2, 1, "trace "+trace)
 	assert.Equal(t, 1, strings.Count(gjson.Get(sent[2], "messages.0.content").String(), "\n- "), "WithHistoryPreview(1)")
 	checkPreview(t, gjson.Get(sent[3], "messages.0.content").String(), 0, 1, "trace other")
 }

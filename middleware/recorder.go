@@ -45,6 +45,7 @@ type Recorder struct {
 	lendArgs bool
 	hashSeed maphash.Seed
 	work     workQueue
+	convs    *conversations // nil: no inference (WithConversations(0))
 
 	mu      sync.Mutex
 	closed  bool                   // guarded by mu
@@ -122,6 +123,9 @@ func NewRecorder(opts ...Option) *Recorder {
 	}
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
+	}
+	if cfg.conversations > 0 {
+		r.convs = newConversations(cfg.conversations, r.hashSeed)
 	}
 	r.newSinks(&cfg)
 	r.lendArgs = allLend(r.sinks) && len(cfg.redactors) == 0

@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -244,6 +245,12 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 	if !res.Outcome.OK {
 		rec.ErrorMessage = clipMessage(a.redactString(res.ErrorMessage))
 	}
+	if at := attributionFrom(a.ctx); at != nil {
+		a.attribute(&rec, at)
+	}
+	if c := a.r.convs; c != nil {
+		a.placeInConversation(c, &rec, res)
+	}
 	// What the response said of itself, in case it says a secret (the
 	// body of a success is not redacted whole unless its text is kept).
 	rec.Outcome.ResponseID = a.redactString(rec.Outcome.ResponseID)
@@ -291,6 +298,58 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.Output = strings.Clone(rec.Output) // res.Output may be a lent buffer
 	}
 	return rec
+}
+
+// attribute gives rec the user, tags and metadata of the call's context,
+// redacted (a key-shaped value never reaches a record) and bounded.
+func (a *attempt) attribute(rec *record.Record, at *attribution) {
+	var cut []string
+	clip := func(s, field string) string {
+		s, over := record.ClipAttribution(a.redactString(s))
+		if over && !slices.Contains(cut, field) {
+			cut = append(cut, field)
+		}
+		return s
+	}
+	if at.user != "" {
+		rec.UserID = clip(at.user, "user_id")
+	}
+	if len(at.tags) > 0 {
+		rec.Tags = make([]string, 0, len(at.tags))
+		for _, t := range at.tags {
+			if t = clip(t, "tags"); !slices.Contains(rec.Tags, t) {
+				rec.Tags = append(rec.Tags, t)
+			}
+		}
+	}
+	if at.tagsOver && !slices.Contains(cut, "tags") {
+		cut = append(cut, "tags")
+	}
+	if len(at.meta) > 0 {
+		rec.Metadata = make(map[string]string, len(at.meta))
+		for _, p := range at.meta {
+			rec.Metadata[clip(p.key, "metadata")] = clip(p.value, "metadata")
+		}
+	}
+	if at.metaOver && !slices.Contains(cut, "metadata") {
+		cut = append(cut, "metadata")
+	}
+	if len(cut) > 0 {
+		rec.Truncated = joinTruncated(rec.Truncated, cut)
+	}
+}
+
+// placeInConversation gives a call without a trace the trace of the
+// conversation it continues, or a fresh one. The attempts of one logical
+// call are placed once, by the first: a retry takes its trace.
+func (a *attempt) placeInConversation(c *conversations, rec *record.Record, res *providers.Result) {
+	t := turn{method: a.call.MethodName, user: rec.UserID, trace: a.trace, args: argsForInference(&a.call), previous: previousResponse(&a.call), res: res}
+	inferredBefore := false
+	if h := a.claimed; h != nil && t.trace == "" {
+		t.trace, inferredBefore = h.rec.TraceID, h.rec.TraceInferred
+	}
+	trace, inferred := c.place(t)
+	rec.TraceID, rec.TraceInferred = trace, inferred || inferredBefore
 }
 
 // joinTruncated is what the request's parse cut, then what the

@@ -1,6 +1,8 @@
 package otelsink
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -37,12 +39,18 @@ const (
 	AttrConversationHistorySize = attribute.Key(Prefix + "conversation_history_size")
 	AttrHistoryAccessDetected   = attribute.Key(Prefix + "history_access_detected")
 	AttrHistoryQueryPatterns    = attribute.Key(Prefix + "history_query_patterns")
+	AttrTraceInferred           = attribute.Key(Prefix + "trace_inferred")
+	AttrTags                    = attribute.Key(Prefix + "tags")
 	// AttrProgramSource is content: set only when content is captured.
 	AttrProgramSource = attribute.Key(Prefix + "program_source")
 	// AttrContentTruncated names the content attributes whose earliest
 	// messages were left out to fit [Options.MaxContentBytes].
 	AttrContentTruncated = attribute.Key(Prefix + "content_truncated")
 )
+
+// MetadataPrefix starts the attribute of each metadata key of a record:
+// metadata tenant=acme is the attribute llmhistory.metadata.tenant.
+const MetadataPrefix = Prefix + "metadata."
 
 // Operation names the GenAI conventions do not list. A token count spends
 // no tokens; the conventions leave such operations to the provider's name
@@ -292,7 +300,21 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		a = append(a, semconv.ServerAddress(n.server))
 	}
 	if r.TraceID != "" {
-		a = append(a, semconv.GenAIConversationID(r.TraceID))
+		// The conversation, under both names: session.id is what
+		// Langfuse and others group sessions by.
+		a = append(a, semconv.GenAIConversationID(r.TraceID), semconv.SessionID(r.TraceID))
+	}
+	if r.TraceInferred {
+		a = append(a, AttrTraceInferred.Bool(true))
+	}
+	if r.UserID != "" {
+		a = append(a, semconv.UserID(r.UserID))
+	}
+	if len(r.Tags) > 0 {
+		a = append(a, AttrTags.StringSlice(r.Tags))
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
+		a = append(a, attribute.String(MetadataPrefix+k, r.Metadata[k]))
 	}
 
 	o := &r.Outcome

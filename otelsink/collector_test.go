@@ -171,6 +171,7 @@ func wantAttrs(r record.Record) map[string]any {
 		"gen_ai.request.temperature":           0.2,
 		"gen_ai.request.max_tokens":            int64(64),
 		"gen_ai.conversation.id":               r.TraceID,
+		"session.id":                           r.TraceID,
 		"http.response.status_code":            int64(r.Outcome.HTTPStatus),
 		"llmhistory.call_id":                   r.CallID,
 		"llmhistory.speaker":                   r.Speaker,

@@ -51,8 +51,16 @@ func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 			err = d.outcome(&r.Outcome)
 		case "trace_id":
 			r.TraceID, err = d.str("trace_id")
+		case "trace_inferred":
+			r.TraceInferred, err = d.bool("trace_inferred")
 		case "parent_call_id":
 			r.ParentCallID, err = d.str("parent_call_id")
+		case "user_id":
+			r.UserID, err = d.str("user_id")
+		case "tags":
+			r.Tags, err = d.strs("tags")
+		case "metadata":
+			r.Metadata, err = d.strMap("metadata")
 		case "depth":
 			if d.null() {
 				r.Depth = nil
@@ -370,6 +378,30 @@ func (d *decoder) strs(field string) ([]string, error) {
 			return nil, d.fail("expected ',' or ']'")
 		}
 	}
+}
+
+// strMap decodes an object of strings; null gives nil, a later duplicate
+// key wins, as encoding/json does.
+func (d *decoder) strMap(field string) (map[string]string, error) {
+	if d.null() {
+		return nil, nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return nil, d.typeError(field, "an object of strings")
+	}
+	out := map[string]string{}
+	err := d.object(func(key []byte) error {
+		if d.null() {
+			return nil
+		}
+		v, err := d.str(field + "." + string(key))
+		out[string(key)] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (d *decoder) bool(field string) (bool, error) {

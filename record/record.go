@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -59,10 +61,24 @@ type Record struct {
 	// then hold only the rest (see [ArgsPrefix]).
 	ArgsPrefix *ArgsPrefix `json:"args_prefix,omitempty"`
 
-	TraceID      string  `json:"trace_id,omitempty"`
-	ParentCallID string  `json:"parent_call_id,omitempty"`
-	Depth        *int    `json:"depth,omitempty"`       // nil: unknown; 0: top level
-	DurationMS   float64 `json:"duration_ms,omitempty"` // over all attempts
+	TraceID string `json:"trace_id,omitempty"`
+	// TraceInferred says the recorder chose TraceID: the call was given no
+	// trace, and the recorder found the conversation it continues, or
+	// started one. A trace the caller gave is never marked.
+	TraceInferred bool   `json:"trace_inferred,omitempty"`
+	ParentCallID  string `json:"parent_call_id,omitempty"`
+	Depth         *int   `json:"depth,omitempty"` // nil: unknown; 0: top level
+
+	// UserID, Tags and Metadata attribute the call: whose it was, and
+	// which feature, tenant or experiment made it. At most [MaxTags] tags
+	// and [MaxMetadata] metadata keys, each key and value at most
+	// [MaxAttributionBytes]; what is over is dropped and named in
+	// Truncated ("tags", "metadata", "user_id").
+	UserID   string            `json:"user_id,omitempty"`
+	Tags     []string          `json:"tags,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+
+	DurationMS float64 `json:"duration_ms,omitempty"` // over all attempts
 	// TimeToFirstChunkMS is, for a streamed response, the time from the
 	// call's start to the first bytes of its body.
 	TimeToFirstChunkMS float64 `json:"time_to_first_chunk_ms,omitempty"`
@@ -240,6 +256,12 @@ func (r Record) Clone() Record {
 	if r.Truncated != nil {
 		c.Truncated = append([]string(nil), r.Truncated...)
 	}
+	if r.Tags != nil {
+		c.Tags = append([]string(nil), r.Tags...)
+	}
+	if r.Metadata != nil {
+		c.Metadata = maps.Clone(r.Metadata)
+	}
 	if r.HistoryQueryPatterns != nil {
 		c.HistoryQueryPatterns = append([]string(nil), r.HistoryQueryPatterns...)
 	}
@@ -265,6 +287,12 @@ func (r *Record) Normalize() {
 	}
 	if len(r.Truncated) == 0 {
 		r.Truncated = nil
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
+	}
+	if len(r.Metadata) == 0 {
+		r.Metadata = nil
 	}
 	r.Version = Version
 }
@@ -336,10 +364,22 @@ func (r *Record) appendJSON(dst []byte, shared *argsLink) (_ []byte, argsLen int
 	dst = r.Outcome.appendJSON(dst)
 
 	dst = appendOptString(dst, `,"trace_id":`, r.TraceID)
+	if r.TraceInferred {
+		dst = append(dst, `,"trace_inferred":true`...)
+	}
 	dst = appendOptString(dst, `,"parent_call_id":`, r.ParentCallID)
 	if r.Depth != nil {
 		dst = append(dst, `,"depth":`...)
 		dst = strconv.AppendInt(dst, int64(*r.Depth), 10)
+	}
+	dst = appendOptString(dst, `,"user_id":`, r.UserID)
+	if len(r.Tags) > 0 {
+		dst = append(dst, `,"tags":`...)
+		dst = appendStrings(dst, r.Tags)
+	}
+	if len(r.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		dst = appendStringMap(dst, r.Metadata)
 	}
 	if r.DurationMS != 0 && isFinite(r.DurationMS) {
 		dst = append(dst, `,"duration_ms":`...)
@@ -447,6 +487,26 @@ func appendOptString(dst []byte, key, v string) []byte {
 	}
 	dst = append(dst, key...)
 	return appendString(dst, v)
+}
+
+// appendStringMap writes m as a JSON object with its keys sorted, so that
+// a record always encodes the same way.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, m[k])
+	}
+	return append(dst, '}')
 }
 
 func appendStrings(dst []byte, ss []string) []byte {

@@ -3,6 +3,8 @@ package record
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 )
 
 // LogMessage is the message of every log record the [Slog] sink writes, so
@@ -21,11 +23,23 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	if r.TraceID != "" {
 		a = append(a, slog.String("trace_id", r.TraceID))
 	}
+	if r.TraceInferred {
+		a = append(a, slog.Bool("trace_inferred", true))
+	}
 	if r.ParentCallID != "" {
 		a = append(a, slog.String("parent_call_id", r.ParentCallID))
 	}
 	if r.Depth != nil {
 		a = append(a, slog.Int("depth", *r.Depth))
+	}
+	if r.UserID != "" {
+		a = append(a, slog.String("user_id", r.UserID))
+	}
+	if len(r.Tags) > 0 {
+		a = append(a, slog.Any("tags", r.Tags))
+	}
+	if len(r.Metadata) > 0 {
+		a = append(a, slog.Attr{Key: "metadata", Value: metadataValue(r.Metadata)})
 	}
 	a = append(a, slog.String("speaker", r.Speaker), slog.String("method_name", r.MethodName))
 	if r.Model != "" {
@@ -75,6 +89,16 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 		slog.Bool("history_access_detected", r.HistoryAccessDetected),
 		slog.Any("history_query_patterns", patterns),
 	)
+}
+
+// metadataValue is metadata as a group, its keys sorted as in the JSON.
+func metadataValue(m map[string]string) slog.Value {
+	keys := slices.Sorted(maps.Keys(m))
+	a := make([]slog.Attr, len(keys))
+	for i, k := range keys {
+		a[i] = slog.String(k, m[k])
+	}
+	return slog.GroupValue(a...)
 }
 
 // LogValue logs an Outcome as a group with the keys of its JSON.

@@ -295,12 +295,15 @@ func TestMemoryHistoryBounded(t *testing.T) {
 	}
 
 	before := settledHeap()
-	// Fill the history twice over: from here on it holds its capacity,
-	// and memory must stay where it is however many calls follow.
-	run(0, 2*capacity)
+	// Fill the history twice over, and the recorder's memory of
+	// conversations (middleware.DefaultConversations traces of ten calls):
+	// from here on both hold their capacity, and memory must stay where it
+	// is however many calls follow.
+	fill := max(2*capacity, min(calls/2, 10*middleware.DefaultConversations+10_000))
+	run(0, fill)
 	full := settledHeap()
 	start := time.Now()
-	run(2*capacity, calls)
+	run(fill, calls)
 	elapsed := time.Since(start)
 	end := settledHeap()
 
