@@ -10,9 +10,11 @@
 //	}
 //
 // The recorder prices every record this way (middleware.WithPrices sets
-// the table, WithPrices(nil) turns pricing off), in 0.1 to 0.5 µs per
-// record with no allocation but the record's Cost (go test ./cost -run
-// '^$' -bench . -benchmem). A call the table cannot price (an unknown
+// the table, WithPrices(nil) turns pricing off), in 0.1 to 2 µs per
+// record (a name as the table has it is the fastest; the slowest, a
+// Bedrock global profile with a version the table lacks, takes about three
+// times a dated snapshot) with no allocation but the record's Cost (go
+// test ./cost -run '^$' -bench . -benchmem). A call the table cannot price (an unknown
 // model, no usage) has no cost, never a cost of zero, and a report counts
 // it as unpriced.
 //
