@@ -8,13 +8,17 @@ import (
 )
 
 // The names a recorder meets: a response's model as it is, a dated
-// snapshot the table does not list, a Vertex AI resource path, and a name
-// the table does not know (every rule tried, then given up).
+// snapshot the table does not list, a Vertex AI resource path, a name the
+// table does not know (every rule tried, then given up), and Bedrock's
+// ids: a global profile with a version the table does not list (cut, then
+// priced as the model), and an inference-profile ARN.
 var benchModels = []struct{ name, model string }{
 	{"exact", "gpt-4o-2024-08-06"},
 	{"snapshot", "gpt-4o-mini-2099-01-01"},
 	{"vertex_path", "projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929"},
 	{"unknown", "my-prod-deployment-2024-08-06"},
+	{"bedrock_global", "global.anthropic.claude-opus-4-7-v1:0"},
+	{"bedrock_arn", "arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-sonnet-4-6"},
 }
 
 var benchUsage = record.Usage{InputTokens: 50_000, CachedTokens: 30_000, CacheWriteTokens: 15_000, CacheWrite1hTokens: 5_000, OutputTokens: 2_000, ReasoningTokens: 500}

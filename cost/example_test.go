@@ -2,7 +2,10 @@ package cost_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/record"
@@ -25,7 +28,7 @@ func Example() {
 	rec.Model = "my-prod-gpt4o"
 	fmt.Println(cost.Default().Apply(&rec), rec.Cost == nil)
 	// Output:
-	// $0.0225 (litellm-2026-03-03)
+	// $0.0225 (litellm-2026-07-24)
 	// false true
 }
 
@@ -83,4 +86,79 @@ func ExampleSummary() {
 		s.USD, s.Priced, s.Calls, s.Unpriced, s.UnpricedModels, s.NoUsage)
 	// Output:
 	// $0.505 over 2 of 4 calls; 1 unpriced map[my-deployment:1]; 1 without usage
+}
+
+// A newer LiteLLM file, read at run time, prices models released after
+// the built-in table. Its table is named by the day the file was taken.
+func ExampleLoadLiteLLM() {
+	// An excerpt of LiteLLM's model_prices_and_context_window.json; a
+	// program reads the whole file, downloaded from
+	// https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json
+	const file = `{
+	  "claude-opus-9": {
+	    "input_cost_per_token": 5e-06, "output_cost_per_token": 2.5e-05,
+	    "cache_read_input_token_cost": 5e-07, "cache_creation_input_token_cost": 6.25e-06,
+	    "litellm_provider": "anthropic", "mode": "chat"
+	  },
+	  "dall-e-9": {"output_cost_per_image": 0.04, "litellm_provider": "openai", "mode": "image_generation"}
+	}`
+	t, err := cost.LoadLiteLLM(strings.NewReader(file), time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// 20,000 input tokens of which 15,000 read from the cache, 1,000 output:
+	// 5,000 × $5/M + 15,000 × $0.50/M + 1,000 × $25/M = $0.025 + $0.0075 + $0.025.
+	c, ok := t.Cost("claude-opus-9-20991231", record.Usage{InputTokens: 20_000, CachedTokens: 15_000, OutputTokens: 1_000})
+	fmt.Printf("%v $%.4f (%s), %d model\n", ok, c.USD, c.Table, t.Len())
+	// Output:
+	// true $0.0575 (litellm-2026-11-20), 1 model
+}
+
+// LLMHISTORY_PRICES names a price file that Default, and so the recorder
+// and the command, price with. FromEnv reads it now, and says what is
+// wrong with it.
+func ExampleFromEnv() {
+	dir, err := os.MkdirTemp("", "prices")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	// A file named with its date; without one, its modification time dates it.
+	path := filepath.Join(dir, "litellm-2026-11-20.json")
+	err = os.WriteFile(path, []byte(`{"gpt-9": {"input_cost_per_token": 1e-06, "output_cost_per_token": 8e-06, "litellm_provider": "openai", "mode": "chat"}}`), 0o644)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	os.Setenv(cost.EnvPrices, path)
+	defer os.Unsetenv(cost.EnvPrices)
+
+	t, err := cost.FromEnv()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ := t.Date()
+	fmt.Println(t.Name(), d.Format("Jan 2, 2006"))
+	// Output:
+	// litellm-2026-11-20 Nov 20, 2026
+}
+
+// Bedrock's model ids, inference profiles and ARNs resolve to LiteLLM's
+// Bedrock prices; a US profile costs more than the global one.
+func ExampleTable_Lookup_bedrock() {
+	for _, model := range []string{
+		"us.anthropic.claude-sonnet-4-6",
+		"global.anthropic.claude-sonnet-4-6",
+		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-7",
+	} {
+		p, name, ok := cost.Builtin().Lookup(model)
+		fmt.Printf("%s → %q %v $%.2f/M input\n", model, name, ok, p.Input*1e6)
+	}
+	// Output:
+	// us.anthropic.claude-sonnet-4-6 → "us.anthropic.claude-sonnet-4-6" true $3.30/M input
+	// global.anthropic.claude-sonnet-4-6 → "anthropic.claude-sonnet-4-6" true $3.00/M input
+	// arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-7 → "anthropic.claude-opus-4-7" true $5.00/M input
 }

@@ -18,6 +18,10 @@ func FuzzLookup(f *testing.F) {
 		"publishers/google/models/gemini-2.5-flash-preview-05-20", "azure/gpt-35-turbo-0125",
 		"ft:gpt-4o-mini-2024-07-18:org::id", "gemini-2.0-flash-thinking-exp-01-21",
 		"models/", "tunedModels/x", "a/models/b/models/c", "-", "--2024-08-06", "@", "ft:", "Ⅻ-ǅ-İ",
+		"global.anthropic.claude-opus-4-7-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"arn:aws:bedrock:us-west-2:123456789012:inference-profile/global.anthropic.claude-sonnet-4-6",
+		"arn:aws:bedrock:us-east-1::foundation-model/", "arn:::::inference-profile/x.y-v1:0", "global.", "a.-v1:0",
+		"bedrock/anthropic.claude-sonnet-4-6-v2:3", "x.y-v1-v2-v3:4",
 	} {
 		f.Add(s)
 	}

@@ -3,6 +3,8 @@ package cost
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/cost/internal/litellm"
 )
 
 // Name resolution. find turns a model name as a provider returned it into
@@ -17,6 +19,12 @@ import (
 //  3. that name with a version or date cut off its end, the longest such
 //     prefix first, only at a '-' followed by a date or version, so that
 //     gpt-4o-mini-2024-07-18 becomes gpt-4o-mini and never gpt-4o.
+//
+// A Bedrock model id is taken out of an ARN ("arn:aws:bedrock:...:
+// inference-profile/us.anthropic.claude-opus-4-7") in step 2, and loses
+// its version ("-v1:0", ":0") in step 3; a global inference profile
+// ("global.anthropic.claude-sonnet-4-6") that the table does not list is
+// priced as its model.
 //
 // Each of the names of 2 and 3 is tried in the scope the name gave, then
 // bare, then in each scope of the table (gemini, vertex_ai, azure), so
@@ -49,18 +57,91 @@ func (t *Table) find(model string) (entry, bool) {
 	if len(name) == 0 {
 		return entry{}, false
 	}
+	if e, ok := t.findName(scope, name); ok {
+		return e, true
+	}
+	// Bedrock's global inference profile is priced as the model in its
+	// own region; a regional one ("us.", "eu.") is not: it costs more for
+	// recent models, so it is its own entry or unknown.
+	if rest, ok := bytes.CutPrefix(name, []byte(litellm.GlobalProfile)); ok && bedrockID(rest) {
+		return t.findName(scope, rest)
+	}
+	return entry{}, false
+}
+
+// findName looks name up in scope, then with a version cut off its end,
+// the longest prefix first.
+func (t *Table) findName(scope string, name []byte) (entry, bool) {
 	var kb [160]byte
 	if e, ok := t.inScopes(kb[:0], scope, name); ok {
 		return e, true
 	}
+	bedrock := bedrockID(name)
+	if bedrock {
+		// "anthropic.claude-opus-4-6-v1:0" is listed as
+		// "anthropic.claude-opus-4-6-v1".
+		if i := bytes.LastIndexByte(name, ':'); i > 0 && digitRun(name[i+1:]) {
+			if e, ok := t.inScopes(kb[:0], scope, name[:i]); ok {
+				return e, true
+			}
+		}
+	}
 	for i := len(name) - 1; i > 0; i-- {
-		if name[i] == '-' && versionTail(name[:i], name[i+1:]) {
+		if name[i] != '-' {
+			continue
+		}
+		if bedrock && bedrockVersion(name[i+1:]) {
+			// The version is cut first, then what is left like any
+			// name: "anthropic.claude-sonnet-4-5-20991231-v1:0" is
+			// "anthropic.claude-sonnet-4-5" when the table lacks the
+			// date.
+			return t.findName(scope, name[:i])
+		}
+		if versionTail(name[:i], name[i+1:]) {
 			if e, ok := t.inScopes(kb[:0], scope, name[:i]); ok {
 				return e, true
 			}
 		}
 	}
 	return entry{}, false
+}
+
+// bedrockID reports whether name has the shape of a Bedrock model id, a
+// vendor and a dot before the model ("anthropic.claude-sonnet-4-6",
+// "us.anthropic.claude-opus-4-7", "meta.llama3-70b-instruct-v1:0"): its
+// first '.' comes before any '-', after a word of letters. No OpenAI,
+// Gemini or Claude name has that shape ("gpt-5.4", "gemini-2.5-pro").
+func bedrockID(name []byte) bool {
+	for i, c := range name {
+		switch {
+		case c == '.':
+			return i > 0
+		case 'a' <= c && c <= 'z':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// bedrockVersion: Bedrock's model version, "v1", "v2:0".
+func bedrockVersion(tail []byte) bool {
+	v, ok := bytes.CutPrefix(tail, []byte("v"))
+	if !ok {
+		return false
+	}
+	major, minor, colon := bytes.Cut(v, []byte(":"))
+	return digitRun(major) && (!colon || digitRun(minor))
+}
+
+// digitRun: one or more ASCII digits, and nothing else.
+func digitRun(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // tableScopes are the prefixes the table's keys may carry, as LiteLLM's
@@ -142,6 +223,9 @@ func asciiSpace(c byte) bool {
 // split takes the model's name out of a resource path or a provider
 // prefix, and says which scope that points at ("" for none).
 func split(n []byte) (scope string, name []byte) {
+	if bytes.HasPrefix(n, []byte("arn:")) {
+		return "", arnModel(n)
+	}
 	if i := modelsSegment(n); i >= 0 {
 		name = n[i+len("models/"):]
 		switch {
@@ -164,12 +248,38 @@ func split(n []byte) (scope string, name []byte) {
 			return "gemini", n[j+1:]
 		case "vertex_ai":
 			return "vertex_ai", n[j+1:]
-		case "openai", "anthropic":
-			// First-party prices are the table's bare names.
+		case "openai", "anthropic", "bedrock":
+			// First-party prices, and Bedrock's model ids, are the
+			// table's bare names.
 			return "", n[j+1:]
 		}
 	}
 	return "", n
+}
+
+// arnModel returns the model id of a Bedrock ARN, as the Converse and
+// InvokeModel APIs take in place of a model id:
+// "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6"
+// and "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-opus-4-7"
+// name their model. An application inference profile, a provisioned
+// model or a custom model names only an id of the account's: nil, unknown.
+func arnModel(n []byte) []byte {
+	// arn:partition:service:region:account:resource; the resource's id
+	// may hold ':' itself ("...-v1:0").
+	rest := n
+	for range 5 {
+		i := bytes.IndexByte(rest, ':')
+		if i < 0 {
+			return nil
+		}
+		rest = rest[i+1:]
+	}
+	for _, kind := range []string{"foundation-model/", "inference-profile/"} {
+		if id, ok := bytes.CutPrefix(rest, []byte(kind)); ok {
+			return id
+		}
+	}
+	return nil
 }
 
 // modelsSegment returns the index of the last "models/" that begins a

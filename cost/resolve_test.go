@@ -26,20 +26,22 @@ func TestLookupDefault(t *testing.T) {
 		{"snapshot not listed", "gpt-4o-2099-01-01", "gpt-4o"},
 		{"snapshot of mini", "gpt-4o-mini-2099-01-01", "gpt-4o-mini"},
 		{"snapshot of o3-mini", "o3-mini-2099-01-01", "o3-mini"},
-		{"legacy MMDD snapshot", "gpt-4-32k-0613", "gpt-4-32k-0613"},
-		{"legacy MMDD snapshot not listed", "gpt-4-32k-0999", "gpt-4-32k"},
+		{"legacy MMDD snapshot", "gpt-4-0613", "gpt-4-0613"},
+		{"legacy MMDD snapshot not listed", "gpt-4-0999", "gpt-4"},
 		{"anthropic date listed", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929"},
 		{"anthropic date not listed", "claude-sonnet-4-5-20991231", "claude-sonnet-4-5"},
-		{"anthropic 3.5", "claude-3-5-sonnet-20241022", "claude-3-5-sonnet-20241022"},
+		{"anthropic 3.7", "claude-3-7-sonnet-20250219", "claude-3-7-sonnet-20250219"},
+		{"anthropic, released after the old table", "claude-opus-4-7-20260416", "claude-opus-4-7-20260416"},
+		{"openai, released after the old table", "gpt-5.5-2026-04-23", "gpt-5.5-2026-04-23"},
+		{"openai snapshot not listed", "gpt-5.4-mini-2099-01-01", "gpt-5.4-mini"},
 
 		// Gemini's versions and previews.
 		{"gemini version", "gemini-2.5-flash-001", "gemini-2.5-flash"},
-		{"gemini version listed", "gemini-1.5-pro-002", "gemini-1.5-pro-002"},
-		{"gemini preview listed", "gemini-2.5-flash-preview-05-20", "gemini-2.5-flash-preview-05-20"},
+		{"gemini version listed", "gemini-2.0-flash-001", "gemini-2.0-flash-001"},
+		{"gemini preview listed", "gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash-preview-09-2025"},
 		{"gemini preview not listed", "gemini-2.5-flash-preview-11-30", "gemini-2.5-flash"},
 		{"gemini preview MM-YYYY", "gemini-2.5-flash-lite-preview-11-2099", "gemini-2.5-flash-lite"},
 		{"gemini preview keeps its preview entry", "gemini-3-pro-preview-11-2099", "gemini-3-pro-preview"},
-		{"gemini exp date", "gemini-2.0-flash-thinking-exp-12-31", "gemini-2.0-flash-thinking-exp"},
 
 		// Resource paths.
 		{"gemini api path", "models/gemini-2.5-flash", "gemini-2.5-flash"},
@@ -49,14 +51,14 @@ func TestLookupDefault(t *testing.T) {
 		{"vertex gemini", "publishers/google/models/gemini-2.5-pro", "gemini-2.5-pro"},
 		{"vertex gemini full", "projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash", "gemini-2.5-flash"},
 		{"vertex claude", "projects/p/locations/l/publishers/anthropic/models/claude-opus-4@20250514", "claude-opus-4-20250514"},
-		{"vertex claude, vertex-only name", "projects/p/locations/us-east5/publishers/anthropic/models/claude-3-5-sonnet-v2@20241022", "vertex_ai/claude-3-5-sonnet-v2-20241022"},
-		{"vertex @ date alone", "claude-3-5-sonnet-v2@20241022", "vertex_ai/claude-3-5-sonnet-v2-20241022"},
+		{"vertex claude, vertex-only name", "projects/p/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022", "vertex_ai/claude-3-5-haiku-20241022"},
+		{"vertex @ date alone", "claude-3-5-haiku@20241022", "vertex_ai/claude-3-5-haiku-20241022"},
 		{"vertex @ date not listed", "publishers/anthropic/models/claude-sonnet-4-5@20991231", "claude-sonnet-4-5"},
 		{"tuned model", "tunedModels/my-model", ""},
 
 		// Provider prefixes as LiteLLM's keys carry them.
 		{"openai/", "openai/gpt-4o", "gpt-4o"},
-		{"anthropic/", "anthropic/claude-3-5-sonnet-20241022", "claude-3-5-sonnet-20241022"},
+		{"anthropic/", "anthropic/claude-3-7-sonnet-20250219", "claude-3-7-sonnet-20250219"},
 		{"gemini/", "gemini/gemini-2.5-pro", "gemini/gemini-2.5-pro"},
 		{"gemini/ same price as bare", "gemini/gemini-2.5-flash", "gemini-2.5-flash"},
 		{"vertex_ai/", "vertex_ai/claude-sonnet-4-5@20250929", "claude-sonnet-4-5-20250929"},
@@ -77,6 +79,25 @@ func TestLookupDefault(t *testing.T) {
 		{"fine-tuned", "ft:gpt-4o-mini-2024-07-18:acme::AbC123", "ft:gpt-4o-mini-2024-07-18"},
 		{"fine-tuned with suffix", "ft:gpt-4.1-2025-04-14:acme:support:xyz", "ft:gpt-4.1-2025-04-14"},
 		{"fine-tuned, base not listed", "ft:gpt-5-2025-08-07:acme::x", ""},
+
+		// Amazon Bedrock's model ids, inference profiles and ARNs.
+		{"bedrock id", "anthropic.claude-sonnet-4-6", "anthropic.claude-sonnet-4-6"},
+		{"bedrock id, version", "anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"bedrock id, minor version not listed", "anthropic.claude-opus-4-6-v1:0", "anthropic.claude-opus-4-6-v1"},
+		{"bedrock id, version not listed", "anthropic.claude-opus-4-7-v1:0", "anthropic.claude-opus-4-7"},
+		{"bedrock us profile, its own price", "us.anthropic.claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6"},
+		{"bedrock eu profile", "eu.anthropic.claude-opus-4-7", "eu.anthropic.claude-opus-4-7"},
+		{"bedrock apac profile", "apac.anthropic.claude-sonnet-4-20250514-v1:0", "apac.anthropic.claude-sonnet-4-20250514-v1:0"},
+		{"bedrock global profile, the model's price", "global.anthropic.claude-sonnet-4-6", "anthropic.claude-sonnet-4-6"},
+		{"bedrock global profile, version", "global.anthropic.claude-opus-4-7-v1:0", "anthropic.claude-opus-4-7"},
+		{"bedrock regional profile LiteLLM lacks", "apac.anthropic.claude-opus-4-7", ""},
+		{"bedrock other vendor", "meta.llama3-70b-instruct-v1:0", "meta.llama3-70b-instruct-v1:0"},
+		{"bedrock foundation-model arn", "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6", "anthropic.claude-sonnet-4-6"},
+		{"bedrock inference-profile arn", "arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6"},
+		{"bedrock application profile arn", "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6", ""},
+		{"bedrock provisioned arn", "arn:aws:bedrock:us-east-1:123456789012:provisioned-model/abc", ""},
+		{"bedrock/ prefix", "bedrock/us.anthropic.claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6"},
+		{"not bedrock: a dotted openai name", "gpt-5.5-v1", ""},
 
 		// Never another model by similarity.
 		{"mini is not 4o", "gpt-4o-mini", "gpt-4o-mini"},
@@ -114,6 +135,10 @@ func TestLookupRules(t *testing.T) {
 		"gemini/m":         p(5),
 		"azure/only-azure": p(6),
 		"Upper@001":        p(7),
+		"m-exp":            p(8),
+		"vendor.x-v1":      p(9),
+		"vendor.y":         p(10),
+		"global.vendor.z":  p(11),
 	})
 	cases := []struct{ model, want string }{
 		{"m-preview-05-20", "m-preview"},                   // the longest known prefix first
@@ -136,6 +161,19 @@ func TestLookupRules(t *testing.T) {
 		{"UPPER@001", "upper-001"},
 		{"foo/models/m", "m"}, // an unknown path: the name alone, bare first
 		{"somemodels/m", ""},
+		{"m-exp-12-31", "m-exp"},               // a date after -exp
+		{"vendor.x-v1:0", "vendor.x-v1"},       // a Bedrock minor version
+		{"vendor.y-v2:1", "vendor.y"},          // and the whole version
+		{"vendor.y-20250101-v1:0", "vendor.y"}, // and a date before it
+		{"vendor.y-v1:x", ""},                  // not a version
+		{"m-v1", ""},                           // no vendor: not a Bedrock id
+		{"global.vendor.y", "vendor.y"},        // a global profile: the model
+		{"us.vendor.y", ""},                    // a regional one: not
+		{"global.vendor.z", "global.vendor.z"}, // a global profile of its own
+		{"global.global.vendor.y", ""},         // one profile, not two
+		{"arn:aws:bedrock:r:1:inference-profile/global.vendor.y", "vendor.y"},
+		{"arn:aws:bedrock:r:1:foundation-model", ""},
+		{"arn:aws", ""},
 	}
 	for _, c := range cases {
 		_, got, ok := tbl.Lookup(c.model)

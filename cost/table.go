@@ -1,9 +1,11 @@
 package cost
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Table is a named set of model prices. Its name is what [record.Cost]
@@ -24,7 +26,7 @@ type entry struct {
 	price Price
 }
 
-var defaultTable = sync.OnceValue(func() *Table {
+var builtinTable = sync.OnceValue(func() *Table {
 	t := &Table{name: defaultName, prices: make(map[string]entry, len(defaultEntries))}
 	for _, e := range defaultEntries {
 		t.prices[e.name] = e
@@ -32,10 +34,39 @@ var defaultTable = sync.OnceValue(func() *Table {
 	return t
 })
 
-// Default returns the table generated from LiteLLM's prices, named
-// "litellm-" and the date of the LiteLLM commit it was generated from (see
-// the package documentation). It is built on first use and shared.
-func Default() *Table { return defaultTable() }
+// Builtin returns the table generated into the package from LiteLLM's
+// prices, named "litellm-" and the date of the LiteLLM file it was
+// generated from (see the package documentation). It is built on first
+// use and shared.
+func Builtin() *Table { return builtinTable() }
+
+var (
+	defaultOnce sync.Once
+	defaultT    *Table
+)
+
+func loadDefault() {
+	t, err := FromEnv()
+	if err != nil {
+		slog.Error("cost: "+EnvPrices+" names a price file that cannot be used; pricing with the built-in table instead",
+			"error", err, "table", Builtin().Name())
+	}
+	if t == nil {
+		t = Builtin()
+	}
+	defaultT = t
+}
+
+// Default returns the table a program prices with when it names none: the
+// one the LLMHISTORY_PRICES environment variable names ([FromEnv]), or
+// else [Builtin]. It is read on first use and shared: set the variable
+// before the program prices its first call. A variable that names a file
+// that cannot be used is logged once with [slog.Default], at level Error,
+// and the built-in table is used; call [FromEnv] to fail on it instead.
+func Default() *Table {
+	defaultOnce.Do(loadDefault)
+	return defaultT
+}
 
 func (t *Table) orDefault() *Table {
 	if t == nil {
@@ -95,8 +126,47 @@ func canonicalKey(k string) string {
 	return strings.ReplaceAll(k, "@", "-")
 }
 
-// Name returns the table's name, e.g. "litellm-2026-03-03".
+// Name returns the table's name, e.g. "litellm-2026-07-24".
 func (t *Table) Name() string { return t.orDefault().name }
+
+// Date returns the date of the table's prices, as its name carries it
+// ([DateOf]): for LiteLLM's tables, the day their file was taken. It
+// reports false for a name without a date: the table's age is unknown.
+func (t *Table) Date() (time.Time, bool) { return DateOf(t.Name()) }
+
+// DateOf returns the date a table's name carries: its last YYYY-MM-DD
+// that is a real date, standing apart from other digits
+// ("litellm-2026-07-24", "litellm-2026-07-24+custom",
+// "acme-2026-11-20-negotiated"), as midnight UTC. It reports false for a
+// name without one ("acme-2026-11"). A report uses it to tell how old the
+// prices of the records it reads are, from the table names they carry.
+func DateOf(table string) (time.Time, bool) {
+	const n = len("2006-01-02")
+	for i := len(table) - n; i >= 0; i-- {
+		s := table[i : i+n]
+		if s[4] != '-' || s[7] != '-' || !digits(s[:4]) || !digits(s[5:7]) || !digits(s[8:]) {
+			continue
+		}
+		if (i > 0 && isDigit(table[i-1])) || (i+n < len(table) && isDigit(table[i+n])) {
+			continue // part of a longer number
+		}
+		if d, err := time.Parse(time.DateOnly, s); err == nil {
+			return d, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Len returns the number of models the table prices.
 func (t *Table) Len() int { return len(t.orDefault().prices) }

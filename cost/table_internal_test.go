@@ -49,9 +49,13 @@ func TestGeneratedTable(t *testing.T) {
 	for _, m := range []string{
 		"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3", "o4-mini", "text-embedding-3-small", "text-embedding-3-large",
 		"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash", "gemini-embedding-001", "gemini/gemini-2.5-pro",
-		"claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001", "claude-3-5-haiku-20241022",
+		"claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001",
+		// Released after the table of 2026-03-03.
+		"gpt-5.4", "gpt-5.4-mini", "gpt-5.5", "claude-opus-4-7", "claude-sonnet-4-6", "claude-opus-4-6",
+		// Bedrock, for the provider that will record its calls.
+		"anthropic.claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6", "eu.anthropic.claude-opus-4-7",
 	} {
-		if _, ok := Default().prices[m]; !ok {
+		if _, ok := Builtin().prices[m]; !ok {
 			t.Errorf("%s is not in the table", m)
 		}
 	}

@@ -93,6 +93,16 @@
 // people as $12.34 from a dollar up and to three significant digits below
 // ($0.0123), and in the JSON as numbers rounded to 12 significant digits.
 //
+// Prices age: a table knows only the models released before its date, at
+// the prices of that day. When a table priced a record more than
+// [StalePriceDays] (90) days newer than itself, the report warns, in every
+// format (the Spend section, the notes, and spend.stale_prices in the
+// JSON), and says how to price the records again with LiteLLM's current
+// file (-prices FILE, or LLMHISTORY_PRICES where the records are made; see
+// package cost). A table's date is the one its name carries
+// ([cost.DateOf]: "litellm-2026-07-24"); a table named without one
+// ("acme-2026-11") is not judged.
+//
 // # Checklist
 //
 // The evidence-review checklist: what a recorded history must show before
@@ -170,7 +180,11 @@
 //	                             max_overcount_usd)); cache (input_tokens,
 //	                             cached_tokens, cache_write_tokens, cached_share);
 //	                             over_time (bucket_seconds, buckets[] (start,
-//	                             records, usd)). Dollars in USD, shares of usd
+//	                             records, usd)); stale_prices[] (table,
+//	                             table_date, newest_record, days_newer: the
+//	                             tables more than 90 days older than a record
+//	                             they priced, stalest first). Dollars in USD,
+//	                             shares of usd
 //	depth[]                      name "0".."9", "10+", "unknown"; count
 //	traces                       with_trace, without_trace, tracked, exact,
 //	                             max_overcount, top[] (trace_id, records,

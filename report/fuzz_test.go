@@ -24,6 +24,9 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte(`{"call_id":"c","timest`))
 	f.Add([]byte(`{"call_id":"c","timestamp":"0001-01-01T00:00:00Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"model":"gpt-4o","usage":{"input_tokens":5,"output_tokens":1},"cost":{"usd":1e308,"table":""},"trace_id":"t","history_query_patterns":[]}` + "\n" +
 		`{"call_id":"d","timestamp":"9999-12-31T23:59:59Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"usage":{"input_tokens":5,"cached_tokens":9},"cost":{"usd":-1,"table":"x"},"history_query_patterns":[]}` + "\n"))
+	// Stale prices: dated table names, far from their records either way.
+	f.Add([]byte(`{"call_id":"e","timestamp":"9999-12-31T23:59:59Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"model":"gpt-4o","usage":{"input_tokens":5},"cost":{"usd":1,"table":"<i>litellm-0001-01-01"},"history_query_patterns":[]}` + "\n" +
+		`{"call_id":"f","timestamp":"0001-01-01T00:00:00Z","speaker":"user","method_name":"m","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true},"model":"gpt-4o","usage":{"input_tokens":5},"cost":{"usd":1,"table":"litellm-9999-12-31"},"history_query_patterns":[]}` + "\n"))
 	// Streamed calls: a time to first chunk without a duration, huge,
 	// negative, and past the cap on methods with latency of their own.
 	streamed := []record.Record{call("s1", 0), call("s2", 1), call("s3", 2), call("s4", 3)}

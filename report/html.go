@@ -37,6 +37,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Patterns:     barChart("chart-patterns", "Records by history query pattern tag", patternBars(r.Patterns)),
 		Errors:       barChart("chart-errors", "Records by error type", errorBars(r.Errors)),
 		SpendText:    r.spendText(),
+		StalePrices:  r.stalePricesText(),
 		SpendRows:    r.spendRows(),
 		TraceSpend:   r.traceSpendText(),
 		CacheText:    r.cacheText(),
@@ -58,7 +59,7 @@ type htmlData struct {
 	HistoryRows, CallRows                                           []row
 	MeanHistory, RetriesText, TracesText, BadInputText, LatencyNote string
 	Latency, Patterns, Errors, Spend                                chart
-	SpendText, TraceSpend, CacheText                                string
+	SpendText, TraceSpend, CacheText, StalePrices                   string
 	SpendRows                                                       []spendRow
 	Unpriced                                                        []row
 	LatencyHead                                                     []string
@@ -462,6 +463,7 @@ svg text.q,svg text.tick{font-size:11px;fill:#4a5261}
 svg line.grid{stroke:#e1e4ea;stroke-width:1}
 svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:#e45756}
 .note{color:#4a5261;font-size:14px}
+.warn{border-left:4px solid #b8860b;background:#fff8e1;padding:6px 10px;font-size:14px}
 </style>
 </head>
 <body>
@@ -578,6 +580,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <p class="note">No records.</p>
 {{- else}}
 <p class="note">{{.SpendText}}</p>
+{{- with .StalePrices}}
+<p class="warn"><strong>Warning.</strong> {{.}}</p>
+{{- end}}
 {{template "chart" .Spend}}
 {{- with .R.Spend}}
 {{- if .PricedRecords}}

@@ -349,6 +349,9 @@ func (r *Report) markdownSpend(m *mdWriter) {
 		return
 	}
 	m.printf("## Spend\n\n%s\n\n", r.spendText())
+	if t := r.stalePricesText(); t != "" {
+		m.printf("> **Warning.** %s\n\n", mdLine(t, 4000))
+	}
 	var rows [][]string
 	if s.PricedRecords > 0 {
 		for _, sr := range r.spendRows() {

@@ -229,6 +229,26 @@ type Spend struct {
 	// Cache is how much of the input the prompt cache served.
 	Cache    Cache         `json:"cache"`
 	OverTime SpendOverTime `json:"over_time"`
+	// StalePrices are the price tables that priced records more than
+	// StalePriceDays newer than the table: their models may be unpriced
+	// and their prices out of date. Empty when none is, or when no table
+	// name carries a date ([cost.DateOf]).
+	StalePrices []StalePrices `json:"stale_prices"`
+}
+
+// StalePriceDays is how much newer than its price table a record may be
+// before the report warns that the table is stale: about a quarter, in
+// which providers have released models and changed prices every time so
+// far.
+const StalePriceDays = 90
+
+// StalePrices is a price table that priced records much newer than
+// itself.
+type StalePrices struct {
+	Table        string `json:"table"`         // the table's name, as the records carry it
+	TableDate    string `json:"table_date"`    // its date, YYYY-MM-DD
+	NewestRecord string `json:"newest_record"` // the timestamp of the newest record it priced, RFC 3339 UTC
+	DaysNewer    int    `json:"days_newer"`    // whole days from the table's date to that record
 }
 
 // SpendBy is the spend of the records with one name (a model, a speaker).

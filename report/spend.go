@@ -34,6 +34,10 @@ type spender struct {
 	input, cached, cacheWrite int64 // over the records with usage
 
 	timeline timeline
+
+	// newestPriced is the newest start, in ms, of the records each dated
+	// table priced, for the staleness warning; at most MaxKeys tables.
+	newestPriced map[string]int64
 }
 
 type spendSum struct {
@@ -52,6 +56,8 @@ func newSpender(o Options) spender {
 		models:   newSpendCounter(o.MaxKeys),
 		speakers: newSpendCounter(o.MaxKeys),
 		traces:   newTopK[float64](o.TraceCapacity),
+
+		newestPriced: make(map[string]int64),
 	}
 }
 
@@ -111,7 +117,52 @@ func (b *Builder) addSpend(r *record.Record, model string, attempts int, at time
 	}
 	if timed {
 		s.timeline.add(at.UnixMilli(), usd)
+		if r.Cost != nil {
+			s.notePriced(r.Cost.Table, at.UnixMilli())
+		}
 	}
+}
+
+// maxTableName bounds the table names kept for the staleness warning: a
+// name is a few tens of bytes, and a longer one is damage.
+const maxTableName = 256
+
+// notePriced keeps the newest start of the records table priced, for a
+// table whose name carries a date.
+func (s *spender) notePriced(table string, ms int64) {
+	if newest, ok := s.newestPriced[table]; ok {
+		s.newestPriced[table] = max(newest, ms)
+		return
+	}
+	if len(s.newestPriced) >= s.models.max || len(table) > maxTableName {
+		return
+	}
+	if _, dated := cost.DateOf(table); dated {
+		s.newestPriced[table] = ms
+	}
+}
+
+// stalePrices lists the tables that priced a record more than
+// StalePriceDays newer than themselves, the stalest first.
+func (s *spender) stalePrices() []StalePrices {
+	out := []StalePrices{}
+	for table, newest := range s.newestPriced {
+		d, _ := cost.DateOf(table)
+		age := time.UnixMilli(newest).Sub(d)
+		if age <= StalePriceDays*24*time.Hour {
+			continue
+		}
+		out = append(out, StalePrices{
+			Table:        table,
+			TableDate:    d.Format(time.DateOnly),
+			NewestRecord: record.FormatTime(time.UnixMilli(newest)),
+			DaysNewer:    int(age / (24 * time.Hour)),
+		})
+	}
+	slices.SortFunc(out, func(a, b StalePrices) int {
+		return cmp.Or(cmp.Compare(b.DaysNewer, a.DaysNewer), strings.Compare(a.Table, b.Table))
+	})
+	return out
 }
 
 // spendCounter sums spend by name for at most max distinct names; the
@@ -223,7 +274,8 @@ func (b *Builder) spendReport() Spend {
 			CacheWriteTokens: s.cacheWrite,
 			CachedShare:      rate(s.cached, s.input),
 		},
-		OverTime: s.timeline.report(maxChartBuckets),
+		OverTime:    s.timeline.report(maxChartBuckets),
+		StalePrices: s.stalePrices(),
 	}
 	out.Traces = SpendTraces{
 		PricedRecords: s.traceSpend.records,
@@ -401,6 +453,9 @@ func (b *Builder) spendNotes(r *Report) []string {
 	}
 	if !s.Traces.Exact {
 		notes = append(notes, fmt.Sprintf("More than %d distinct traces with a cost: the spend of each trace listed is an upper bound, too high by at most %s.", b.opts.TraceCapacity, money(s.Traces.MaxOvercountUSD)))
+	}
+	if t := r.stalePricesText(); t != "" {
+		notes = append(notes, t)
 	}
 	if s.InvalidCosts > 0 {
 		notes = append(notes, fmt.Sprintf("%s carried a cost that is not a price (negative, or more than %s for one call): counted as unpriced.", plural(s.InvalidCosts, "record", "records"), money(maxCallUSD)))

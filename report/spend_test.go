@@ -332,3 +332,71 @@ func TestSpendChart(t *testing.T) {
 	assert.Contains(t, page.String(), "No record has a cost.")
 	assert.Zero(t, svgCharts(page.String())["chart-spend"])
 }
+
+// The report warns, in every format, when records are more than
+// StalePriceDays newer than the price table that priced them, and names
+// the table, its date and the newest record it priced.
+func TestStalePrices(t *testing.T) {
+	at := func(r record.Record, ts, table string) record.Record {
+		r.Timestamp = ts
+		r.Usage = &record.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
+		r.Cost = &record.Cost{USD: 0.01, Table: table}
+		return r
+	}
+	recs := []record.Record{
+		// 2026-03-03 to 2026-11-20 is 262 days; the newest record counts.
+		at(call("a", 0), "2026-06-01T10:00:00Z", "litellm-2026-03-03"),
+		at(call("b", 1), "2026-11-20T10:00:00Z", "litellm-2026-03-03"),
+		// 90 days exactly, to the hour of the record: not stale yet.
+		at(call("c", 2), "2026-10-22T00:00:00Z", "litellm-2026-07-24"),
+		// A table whose name carries no date cannot be judged.
+		at(call("d", 3), "2026-11-20T10:00:00Z", "acme-2026-11"),
+		// A hostile name is shown without its markup.
+		at(call("e", 4), "2027-01-01T00:00:00Z", "<b>[x](http://e)</b>-2026-01-01"),
+	}
+	rep := build(t, report.Options{}, encode(t, recs...))
+	assert.Equal(t, []report.StalePrices{
+		{Table: "<b>[x](http://e)</b>-2026-01-01", TableDate: "2026-01-01", NewestRecord: "2027-01-01T00:00:00.000000Z", DaysNewer: 365},
+		{Table: "litellm-2026-03-03", TableDate: "2026-03-03", NewestRecord: "2026-11-20T10:00:00.000000Z", DaysNewer: 262},
+	}, rep.Spend.StalePrices)
+
+	const warning = "Stale prices: the price tables ?b??x??http???e???b?-2026-01-01 (of 2026-01-01) is 365 days older than the newest record it priced (of 2027-01-01), " +
+		"litellm-2026-03-03 (of 2026-03-03) is 262 days older than the newest record it priced (of 2026-11-20). " +
+		"Models released since are unpriced, and prices changed since are wrong. Price the records again with LiteLLM's current file: llmhistory report -prices model_prices_and_context_window.json"
+	var js, md, html bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	require.NoError(t, rep.WriteMarkdown(&md))
+	require.NoError(t, rep.WriteHTML(&html))
+	var back report.Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
+	assert.Equal(t, rep.Spend.StalePrices, back.Spend.StalePrices, "JSON: spend.stale_prices")
+	assert.True(t, slicesContainPrefix(back.Notes, warning), "JSON: a note says it: %q", back.Notes)
+	assert.Contains(t, md.String(), "## Spend\n\n")
+	assert.Contains(t, md.String(), "> **Warning.** "+warning)
+	assert.Contains(t, html.String(), `<p class="warn"><strong>Warning.</strong> `+strings.ReplaceAll(warning, "'", "&#39;"))
+
+	// Records as new as their table: no warning, and an empty list.
+	rep = build(t, report.Options{}, encode(t, recs[2], recs[3]))
+	assert.Equal(t, []report.StalePrices{}, rep.Spend.StalePrices)
+	js.Reset()
+	require.NoError(t, rep.WriteJSON(&js))
+	assert.Contains(t, js.String(), `"stale_prices": []`)
+	md.Reset()
+	require.NoError(t, rep.WriteMarkdown(&md))
+	assert.NotContains(t, md.String(), "Stale prices")
+
+	// Priced again for the report: the table of Options.Prices is judged.
+	old := cost.NewTable("litellm-2026-03-03", map[string]cost.Price{"gpt-4o-mini": {Rates: cost.Rates{Input: 1e-06, Output: 1e-06}}})
+	rep = build(t, report.Options{Prices: old}, encode(t, recs[2], recs[3]))
+	require.Len(t, rep.Spend.StalePrices, 1)
+	assert.Equal(t, report.StalePrices{Table: "litellm-2026-03-03", TableDate: "2026-03-03", NewestRecord: "2026-11-20T10:00:00.000000Z", DaysNewer: 262}, rep.Spend.StalePrices[0])
+}
+
+func slicesContainPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -345,6 +345,46 @@ func (r *Report) spendText() string {
 		money(s.USD), num(s.PricedRecords), plural(r.Summary.Records, "record", "records"))
 }
 
+// stalePricesText warns that the prices are older than the records they
+// priced by more than StalePriceDays, and says how to price them again;
+// "" when they are not.
+func (r *Report) stalePricesText() string {
+	st := r.Spend.StalePrices
+	if len(st) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, t := range st {
+		if i == maxTablesNamed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(st)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (of %s) is %s older than the newest record it priced (of %s)",
+			plainName(t.Table), t.TableDate, plural(int64(t.DaysNewer), "day", "days"), t.NewestRecord[:min(len(t.NewestRecord), len("2006-01-02"))]))
+	}
+	table := "the price table "
+	if len(st) > 1 {
+		table = "the price tables "
+	}
+	return "Stale prices: " + table + strings.Join(parts, ", ") + ". Models released since are unpriced, and prices changed since are wrong. " +
+		"Price the records again with LiteLLM's current file: llmhistory report -prices model_prices_and_context_window.json " +
+		"(from https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json), " +
+		"and set LLMHISTORY_PRICES to it where the records are made."
+}
+
+// plainName is a name from the records, for a sentence every format
+// shows as it is: letters, digits and . + - _ only, any other character
+// as '?', so that a damaged or hostile name cannot add markup.
+func plainName(s string) string {
+	return strings.Map(func(c rune) rune {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.ContainsRune(".+-_", c):
+			return c
+		}
+		return '?'
+	}, s)
+}
+
 // spendRow is one line of the table of spend shares.
 type spendRow struct {
 	Label           string

@@ -18,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"google.golang.org/genai"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
@@ -51,6 +52,13 @@ OPENAI_MODEL, GEMINI_MODEL and ANTHROPIC_MODEL choose the real models
 OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and ANTHROPIC_BASE_URL their
 endpoints.
 
+Each record is priced with the module's price table, or with the file
+-prices names: LiteLLM's model_prices_and_context_window.json, newer than
+the module's table, or a file of your own prices added to it (see
+llmhistory report -h). LLMHISTORY_PRICES names such a file for the demo
+and for every program that records; a file that cannot be used stops the
+demo before it starts.
+
 When OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 is set, the recorder also exports the conversation over OTLP to that
 Collector, as spans (and GenAI metrics, unless only the traces endpoint is
@@ -77,6 +85,7 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	colorMode := fs.String("color", "auto", "colour on standard error: auto, always or never")
 	format := fs.String("format", "markdown", "the closing report: markdown, json, html or none")
 	reportPath := fs.String("report", "", "where the report goes: a `file`, or - for standard output (default: standard output, or a file beside -o when standard output is a terminal)")
+	pricesPath := fs.String("prices", "", "price the records with `FILE`: LiteLLM's price file, or your own prices added to the module's table (see llmhistory report -h)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -95,10 +104,21 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "llmhistory demo: -format must be markdown, json, html or none, not %q\n", *format)
 		return exitUsage
 	}
+	// Read before anything is written: a wrong price file fails at once.
+	var prices *cost.Table
+	if *pricesPath != "" {
+		prices, err = loadPrices(*pricesPath)
+	} else {
+		prices, err = envPrices()
+	}
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory demo:", err)
+		return exitFailure
+	}
 	width := termWidth(io.err)
 	con := newConsole(io.err, color, width)
 	con.noTrace = true // the banner names the demo's one trace
-	d := &demo{say: io.err, con: con, width: width, path: *path, format: *format}
+	d := &demo{say: io.err, con: con, width: width, path: *path, format: *format, prices: prices}
 	switch {
 	case *format == "none":
 	case *reportPath == "-" || (*reportPath == "" && !isTerminal(io.out)):
@@ -145,6 +165,8 @@ type demo struct {
 
 	reportTo   io.Writer // the report's stream, or nil
 	reportPath string    // or its file, or ""
+
+	prices *cost.Table // from -prices or LLMHISTORY_PRICES; nil: the module's table
 
 	file    *record.JSONL
 	made    bool // the demo created path: it may remove it
@@ -218,6 +240,9 @@ func (d *demo) setUp(mode string) error {
 		// Tell the model its history exists, with a preview of the last
 		// three calls of the conversation (see HistoryGuidance).
 		middleware.WithHistoryPreview(3),
+	}
+	if d.prices != nil {
+		opts = append(opts, middleware.WithPrices(d.prices))
 	}
 	if export {
 		// Metrics only where the variables send them: a traces-only

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/llmhistory/llmhistory/cost"
@@ -30,20 +27,27 @@ depth, the largest traces and any bad input. Memory stays bounded
 whatever the size of the input.
 
 Spend is the sum of the costs the records carry, which the recorder sets
-from its price table when each call is made; the report names the tables.
-With -prices FILE, every record is priced again for this report with the
-module's own table (cost.Default) plus the prices in FILE, whatever cost
-it carries, so that every figure comes from one table: a record whose
-model neither knows, or that has no usage, is unpriced, even if it
-carried a cost. FILE is a price file as cost.LoadJSON reads it,
-rates in US dollars per million tokens:
+from its price table when each call is made; the report names the tables,
+and warns when records are more than 90 days newer than the table that
+priced them. With -prices FILE, every record is priced again for this
+report with one table, whatever cost it carries, so that every figure
+comes from it: a record whose model the table does not know, or that has
+no usage, is unpriced, even if it carried a cost. FILE is either
+
+  - LiteLLM's model_prices_and_context_window.json, newer than the
+    module's table: download it from
+    https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json
+    The table is the file's, named litellm- and the YYYY-MM-DD in the
+    file's name, or else the day the file was last written; or
+  - a file of your own prices, added to the module's table (or to the
+    file LLMHISTORY_PRICES names), rates in US dollars per million tokens:
 
   {"version": 1, "table": "acme-2026-11", "models": {
     "my-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0, "cache_read_per_mtok": 0.1}}}
 
 A price file that cannot be read, or that is not one (an unknown field, a
-rate missing or negative), stops the run (exit 1) before any history is
-read, with the file's name and what is wrong.
+rate missing, negative or not a number), stops the run (exit 1) before any
+history is read, with the file's name and what is wrong.
 
 Every FILE is opened, and the -o file created, before any is read: one
 that cannot be opened stops the run (exit 1) with nothing written. A line
@@ -70,7 +74,7 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
 	top := fs.Int("top", 10, "list the `N` largest traces")
 	minEvidence := fs.Int("min-evidence", 100, "records with program_source that make the evidence stream sufficient (`N`)")
-	pricesPath := fs.String("prices", "", "price every record again with the module's price table plus the prices in `FILE` (see above), instead of the costs the records carry")
+	pricesPath := fs.String("prices", "", "price every record again with `FILE`, LiteLLM's price file or your own (see above), instead of the costs the records carry")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -184,46 +188,6 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	return status
-}
-
-// loadPrices reads a price file into the module's table: cost.Default()
-// with the file's prices added and replacing its own. Its errors name the
-// file and say what is wrong, with the line for a JSON error.
-func loadPrices(path string) (*cost.Table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a price file", path)
-	}
-	// LoadJSON reads at most 8 MiB and says so; one byte more is read
-	// here so that it can.
-	data, err := io.ReadAll(io.LimitReader(f, 8<<20+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, bare(err))
-	}
-	t, err := cost.Default().LoadJSON(bytes.NewReader(data))
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "cost: ")
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			msg += fmt.Sprintf(" (line %d)", lineOf(data, syntax.Offset))
-		case errors.As(err, &typ):
-			msg += fmt.Sprintf(" (line %d)", lineOf(data, typ.Offset))
-		}
-		return nil, fmt.Errorf("%s: %s", path, msg)
-	}
-	return t, nil
-}
-
-// lineOf is the line, counted from 1, of the byte at offset in data.
-func lineOf(data []byte, offset int64) int {
-	offset = min(max(offset, 0), int64(len(data)))
-	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
 // pluralWord is one when n is 1, else many.
