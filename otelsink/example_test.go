@@ -106,7 +106,7 @@ func Example_exportFile() {
 	fmt.Println(spans[1].Name, spans[1].Status.Code, attrsOf(spans[1])["error.type"])
 	fmt.Println("c2's parent is c1:", spans[1].Parent.SpanID() == spans[0].SpanContext.SpanID())
 	// Output:
-	// {Appended:2 Exported:2 Dropped:0 Failed:0 Queued:0}
+	// {Appended:2 Exported:2 Dropped:0 Failed:0 Unsampled:0 Queued:0}
 	// generate_content gemini-2.5-flash Error rate_limit
 	// c2's parent is c1: true
 }

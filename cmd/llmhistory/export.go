@@ -398,7 +398,7 @@ func (t otlpTarget) sink(ctx context.Context, o otlpOptions, opts otelsink.Optio
 		return nil, err
 	}
 	content := "no content"
-	if o.content == otelsink.ContentOn || (o.content == otelsink.ContentFromEnv && strings.TrimSpace(os.Getenv(otelsink.EnvCaptureContent)) == "true") {
+	if o.content.OnSpans() {
 		content = "content redacted"
 	}
 	if strings.HasPrefix(name, "unknown_service") {
