@@ -211,7 +211,7 @@ var mapped = map[string]struct {
 	"outcome_summary.retriable":     {[]attribute.Key{AttrRetriable}, ""},
 	"outcome_summary.value_class":   {[]attribute.Key{AttrValueClass}, ""},
 	"outcome_summary.http_status":   {[]attribute.Key{semconv.HTTPResponseStatusCodeKey}, ""},
-	"outcome_summary.finish_reason": {[]attribute.Key{semconv.GenAIResponseFinishReasonsKey}, ""},
+	"outcome_summary.finish_reason": {[]attribute.Key{semconv.GenAIResponseFinishReasonsKey}, "on the conventions' values; llmhistory.outcome.finish_reason when the provider's differs"},
 	"outcome_summary.response_id":   {[]attribute.Key{semconv.GenAIResponseIDKey}, ""},
 	"trace_id":                      {[]attribute.Key{semconv.GenAIConversationIDKey}, "the trace ID"},
 	"parent_call_id":                {[]attribute.Key{AttrParentCallID}, "the parent span ID (hashed)"},

@@ -118,6 +118,9 @@ func parseServer(s string) server {
 		return server{}
 	}
 	if host, port, err := net.SplitHostPort(s); err == nil {
+		if host == "" {
+			return server{}
+		}
 		p, err := strconv.Atoi(port)
 		if err != nil || p <= 0 || p >= 1<<16 {
 			p = 443
@@ -127,5 +130,8 @@ func parseServer(s string) server {
 	if strings.HasPrefix(s, "/") {
 		return server{host: s} // a Unix socket: no port
 	}
-	return server{host: strings.Trim(s, "[]"), port: 443}
+	if host := strings.Trim(s, "[]"); host != "" {
+		return server{host: host, port: 443}
+	}
+	return server{}
 }

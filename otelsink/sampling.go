@@ -1,6 +1,7 @@
 package otelsink
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -49,10 +50,11 @@ func samplerFromEnv() (sdktrace.Sampler, error) {
 // caller's span (from the context given to Append, or a traceparent
 // header through [Middleware]) follows the caller's decision: a span
 // exported under a parent that never is would be an orphan in Jaeger and
-// Tempo. Every other span is decided by root, which sees no parent: a
-// record's parent call is a span of this sink, decided the same way, so
-// a sampler that decides by trace ID (the SDK's ratio sampler) keeps or
-// drops a conversation whole.
+// Tempo. Every other span is decided by root, which sees its trace ID,
+// name, kind and starting attributes, and no parent: a record's parent
+// call is a span of this sink, decided the same way, so a sampler that
+// decides by trace ID (the SDK's ratio sampler) keeps or drops a
+// conversation whole.
 type sampler struct{ root sdktrace.Sampler }
 
 // callerKey marks the context of a span whose parent is the caller's.
@@ -67,7 +69,11 @@ func (s sampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingRe
 		}
 		return sdktrace.SamplingResult{Decision: d, Tracestate: parent.TraceState()}
 	}
-	p.ParentContext = trace.ContextWithSpanContext(p.ParentContext, trace.SpanContext{})
+	if parent.IsValid() {
+		// A nested call's parent, made from the record: hidden, so that
+		// a parent-based root sampler decides as for the trace's root.
+		p.ParentContext = context.Background()
+	}
 	return s.root.ShouldSample(p)
 }
 

@@ -487,11 +487,11 @@ func (s *Sink) span(it *item) {
 	if p.caller {
 		ctx = context.WithValue(ctx, callerKey{}, true)
 	}
-	if p.parent.IsValid() {
+	// A root's context carries no valid span (place found none), and the
+	// caller's span is in the context already: only a parent made from
+	// the record or a traceparent header is put there.
+	if p.parent.IsValid() && !p.parent.Equal(trace.SpanContextFromContext(ctx)) {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, p.parent)
-	} else {
-		// A root: not the span the context may carry.
-		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
 	}
 	ctx = context.WithValue(ctx, wantKey{}, wantIDs{trace: p.trace, span: spanID(r.CallID)})
 	// The buffer is the goroutine's own and reused: the SDK copies the
@@ -504,8 +504,9 @@ func (s *Sink) span(it *item) {
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(start),
 		trace.WithAttributes(attrs...))
-	if !sp.IsRecording() {
+	if !sp.SpanContext().IsSampled() {
 		s.unsampled.Add(1)
+		sp.End() // a sampler's RecordOnly span ends here, not exported
 		s.attrs = attrs[:0]
 		return
 	}

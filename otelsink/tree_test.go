@@ -218,6 +218,27 @@ func TestSamplerDecidesWholeConversations(t *testing.T) {
 	}
 }
 
+// recordOnly is a sampler that records spans without sampling them.
+type recordOnly struct{}
+
+func (recordOnly) ShouldSample(sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+}
+func (recordOnly) Description() string { return "RecordOnly" }
+
+// 4. A span a sampler records but does not sample is not exported, and
+// is counted as left out.
+func TestRecordOnlyIsNotExported(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	sink, err := otelsink.New(otelsink.Options{SpanExporter: exp, Sampler: recordOnly{}})
+	require.NoError(t, err)
+	require.NoError(t, sink.Append(context.Background(), rec("recorded")))
+	require.NoError(t, sink.Flush())
+	assert.Empty(t, exp.GetSpans())
+	assert.Equal(t, otelsink.Stats{Appended: 1, Unsampled: 1}, sink.Stats())
+	require.NoError(t, sink.Close())
+}
+
 // 4 and 5. A request that carries only a W3C traceparent header (a
 // gateway passing its caller's on, with no span in its context) keeps
 // the header's trace and parent span through otelsink.Middleware, and

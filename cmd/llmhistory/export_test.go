@@ -491,13 +491,14 @@ func TestDemoExports(t *testing.T) {
 	})
 }
 
-// The README's Collector configuration is otelsink/testdata/collector.yaml,
-// which otelsink's TestCollectorConfig loads into the Collector's own
-// components: the README shows the configuration that is tested.
-func TestREADMEShowsTheTestedCollectorConfig(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The Collector configuration of docs/opentelemetry.md is
+// otelsink/testdata/collector.yaml, which otelsink's TestCollectorConfig
+// loads into the Collector's own components: the page shows the
+// configuration that is tested.
+func TestDocsShowTheTestedCollectorConfig(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "opentelemetry.md"))
 	require.NoError(t, err)
 	cfg, err := os.ReadFile(filepath.Join("..", "..", "otelsink", "testdata", "collector.yaml"))
 	require.NoError(t, err)
-	assert.Contains(t, string(readme), "```yaml\n"+string(cfg)+"```\n")
+	assert.Contains(t, string(page), "```yaml\n"+string(cfg)+"```\n")
 }
