@@ -176,6 +176,20 @@ func TestExportFlags(t *testing.T) {
 	}
 }
 
+// OTEL_TRACES_SAMPLER is honoured: what it leaves out is said, and is not
+// a failure.
+func TestExportSampled(t *testing.T) {
+	noOTLP(t)
+	path, _ := demoHistory(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "http/protobuf")
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+	code, _, stderr := runCmd(t, "", "export", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, ": 0 exported, 0 failed, 0 dropped, 9 left out by sampling\n")
+	assert.Zero(t, c.Traces.SpanCount())
+}
+
 // Exporting the same file twice sends the same spans: same span and
 // trace IDs, same parents, so a backend keeps each once and a backfill
 // can be run again.
