@@ -46,6 +46,10 @@ const (
 	// AttrContentTruncated names the content attributes whose earliest
 	// messages were left out to fit [Options.MaxContentBytes].
 	AttrContentTruncated = attribute.Key(Prefix + "content_truncated")
+	// AttrFinishReason is the provider's own finish reason ("end_turn",
+	// "STOP", "tool_calls"), set when the conventions' value in
+	// gen_ai.response.finish_reasons differs from it.
+	AttrFinishReason = attribute.Key(Prefix + "outcome.finish_reason")
 )
 
 // MetadataPrefix starts the attribute of each metadata key of a record:
@@ -58,9 +62,11 @@ const MetadataPrefix = Prefix + "metadata."
 const opCountTokens = "count_tokens"
 
 // operation returns the gen_ai.operation.name of a record's method and,
-// for OpenAI, its openai.api.type. A method no provider knows (the generic
-// provider's "http.POST /path") is its own operation name: saying "chat"
-// for an unknown endpoint would be a guess.
+// for OpenAI, its openai.api.type. A method no built-in provider knows
+// keeps its own name, which a provider of your own makes from a fixed set
+// (saying "chat" for it would be a guess); the generic provider's
+// "http.POST /v1/rerank" becomes "http.POST": the path would put every
+// URL into span names and metric attributes, whose values must stay few.
 func operation(method string) (op string, apiType attribute.KeyValue) {
 	switch method {
 	case "openai.chat.completions.create":
@@ -70,7 +76,7 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 	case "openai.completions.create":
 		return semconv.GenAIOperationNameTextCompletion.Value.AsString(), attribute.KeyValue{}
 	case "openai.embeddings.create", "gemini.models.embedContent", "gemini.models.batchEmbedContents":
-		return semconv.GenAIOperationNameEmbeddings.Value.AsString(), attribute.KeyValue{}
+		return opEmbeddings, attribute.KeyValue{}
 	case "gemini.models.generateContent", "gemini.models.streamGenerateContent":
 		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
 	case "anthropic.messages.create":
@@ -78,25 +84,83 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 	case "gemini.models.countTokens", "anthropic.messages.count_tokens":
 		return opCountTokens, attribute.KeyValue{}
 	}
+	if i := strings.IndexAny(method, " /?"); i >= 0 {
+		method = method[:i]
+	}
+	if method == "" {
+		method = opOther
+	}
 	return method, attribute.KeyValue{}
 }
 
-// provider returns the gen_ai.provider.name of a record's method, or ""
-// for an endpoint no provider recognized. The Gemini parser reads the
-// Gemini API and Vertex AI alike, and a record does not say which it was:
-// gcp.gen_ai is the conventions' name for "any Google generative AI
-// endpoint".
+var opEmbeddings = semconv.GenAIOperationNameEmbeddings.Value.AsString()
+
+// ProviderOther is the gen_ai.provider.name of a call no provider
+// recognized (the generic provider's "http.POST /path"). The conventions
+// list well-known values and allow others but name no fallback; "_OTHER"
+// is the one OpenTelemetry uses wherever a value is outside a known set
+// (error.type, http.request.method).
+const ProviderOther = "_OTHER"
+
+// opOther is the operation of a record without a method name.
+const opOther = "_OTHER"
+
+// providerNames maps the first segment of a method name onto the
+// conventions' well-known gen_ai.provider.name. The Gemini parser reads
+// the Gemini API and Vertex AI alike, and a record does not say which it
+// was: gcp.gen_ai is the conventions' name for "any Google generative AI
+// endpoint". The other entries are for providers of your own, whose
+// method names start with a provider's usual name.
+var providerNames = map[string]string{
+	"openai":     semconv.GenAIProviderNameOpenAI.Value.AsString(),
+	"gemini":     semconv.GenAIProviderNameGCPGenAI.Value.AsString(),
+	"anthropic":  semconv.GenAIProviderNameAnthropic.Value.AsString(),
+	"bedrock":    semconv.GenAIProviderNameAWSBedrock.Value.AsString(),
+	"mistral":    semconv.GenAIProviderNameMistralAI.Value.AsString(),
+	"xai":        semconv.GenAIProviderNameXAI.Value.AsString(),
+	"vertexai":   semconv.GenAIProviderNameGCPVertexAI.Value.AsString(),
+	"cohere":     semconv.GenAIProviderNameCohere.Value.AsString(),
+	"deepseek":   semconv.GenAIProviderNameDeepseek.Value.AsString(),
+	"groq":       semconv.GenAIProviderNameGroq.Value.AsString(),
+	"perplexity": semconv.GenAIProviderNamePerplexity.Value.AsString(),
+}
+
+// provider returns the gen_ai.provider.name of a record's method, which
+// the conventions require: the well-known name of the provider that
+// recognized the call, a provider of your own's name (the method's first
+// segment), or ProviderOther for an endpoint nobody recognized.
 func provider(method string) string {
 	name, _, _ := strings.Cut(method, ".")
-	switch name {
-	case "openai":
-		return semconv.GenAIProviderNameOpenAI.Value.AsString()
-	case "gemini":
-		return semconv.GenAIProviderNameGCPGenAI.Value.AsString()
-	case "anthropic":
-		return semconv.GenAIProviderNameAnthropic.Value.AsString()
+	if known, ok := providerNames[name]; ok {
+		return known
 	}
-	return ""
+	if name == "" || name == "http" || strings.ContainsAny(name, " /?") {
+		return ProviderOther
+	}
+	return name
+}
+
+// finishReason maps a provider's finish reason onto the values of the
+// conventions' output messages schema: stop, length, content_filter,
+// tool_call and error. A value with no counterpart ("pause_turn", a
+// Responses API "in_progress", Gemini's "OTHER") is kept as the provider
+// gave it, which the schema allows.
+func finishReason(raw string) string {
+	switch raw {
+	case "stop", "end_turn", "stop_sequence", "STOP", "completed":
+		return "stop"
+	case "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_context_window_exceeded":
+		return "length"
+	case "content_filter", "refusal", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		return "content_filter"
+	case "tool_calls", "function_call", "tool_use":
+		return "tool_call"
+	case "failed", "cancelled", "error", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+		"LANGUAGE", "MISSING_THOUGHT_SIGNATURE":
+		return "error"
+	}
+	return raw
 }
 
 // request is what the attributes need from a record's kwargs, read in one
@@ -106,6 +170,7 @@ type request struct {
 	stream      bool
 	serviceTier string
 	outputType  string
+	dimensions  int // requested embedding dimensions; 0: not asked
 	params      []attribute.KeyValue
 }
 
@@ -173,6 +238,10 @@ func readKwargs(kw []byte) request {
 			if v.Type == gjson.String {
 				add(semconv.GenAIRequestEncodingFormats(v.String()))
 			}
+		case "dimensions", "outputDimensionality", "output_dimensionality":
+			if v.Type == gjson.Number && v.Int() > 0 && q.dimensions == 0 {
+				q.dimensions = int(v.Int())
+			}
 		case "service_tier":
 			if v.Type == gjson.String {
 				q.serviceTier = v.String()
@@ -229,7 +298,30 @@ func stringList(v gjson.Result) []string {
 type names struct {
 	op, provider                string
 	requestModel, responseModel string
-	server, errorType           string
+	errorType                   string
+	server                      server
+}
+
+// sampling appends the attributes the span and the metrics share, which
+// the conventions also ask for at the span's start, for samplers:
+// operation, provider, request model, server address and port.
+func (n names) sampling(dst []attribute.KeyValue) []attribute.KeyValue {
+	dst = append(dst, semconv.GenAIOperationNameKey.String(n.op), semconv.GenAIProviderNameKey.String(n.provider))
+	if n.requestModel != "" {
+		dst = append(dst, semconv.GenAIRequestModel(n.requestModel))
+	}
+	return n.server.append(dst)
+}
+
+func (sv server) append(dst []attribute.KeyValue) []attribute.KeyValue {
+	if sv.host == "" {
+		return dst
+	}
+	dst = append(dst, semconv.ServerAddress(sv.host))
+	if sv.port > 0 {
+		dst = append(dst, semconv.ServerPort(sv.port))
+	}
+	return dst
 }
 
 // responseModel is the model that answered. A record's model is the
@@ -276,17 +368,17 @@ func errorType(r *record.Record) string {
 // the caller when it is captured.
 func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute.KeyValue) []attribute.KeyValue {
 	_, apiType := operation(r.MethodName)
-	a := append(dst, semconv.GenAIOperationNameKey.String(n.op))
-	if n.provider != "" {
-		a = append(a, semconv.GenAIProviderNameKey.String(n.provider))
-	}
+	a := dst
 	if apiType.Valid() {
 		a = append(a, apiType)
 	}
-	if q.model != "" {
-		a = append(a, semconv.GenAIRequestModel(q.model))
-	}
 	a = append(a, q.params...)
+	embeddings := n.op == opEmbeddings
+	if embeddings {
+		if d := dimensions(r, q); d > 0 {
+			a = append(a, semconv.GenAIEmbeddingsDimensionCount(d))
+		}
+	}
 	if q.stream || r.MethodName == "gemini.models.streamGenerateContent" {
 		a = append(a, semconv.GenAIRequestStream(true))
 	}
@@ -295,9 +387,6 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	}
 	if q.outputType != "" {
 		a = append(a, semconv.GenAIOutputTypeKey.String(q.outputType))
-	}
-	if n.server != "" {
-		a = append(a, semconv.ServerAddress(n.server))
 	}
 	if r.TraceID != "" {
 		// The conversation, under both names: session.id is what
@@ -325,7 +414,11 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		a = append(a, semconv.GenAIResponseID(o.ResponseID))
 	}
 	if o.FinishReason != "" {
-		a = append(a, semconv.GenAIResponseFinishReasons(o.FinishReason))
+		mapped := finishReason(o.FinishReason)
+		a = append(a, semconv.GenAIResponseFinishReasons(mapped))
+		if mapped != o.FinishReason {
+			a = append(a, AttrFinishReason.String(o.FinishReason))
+		}
 	}
 	if o.HTTPStatus != 0 {
 		a = append(a, semconv.HTTPResponseStatusCode(o.HTTPStatus))
@@ -342,9 +435,11 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		a = append(a, semconv.GenAIResponseTimeToFirstChunk(r.TimeToFirstChunkMS/1000))
 	}
 	if u := r.Usage; u != nil {
-		a = append(a,
-			semconv.GenAIUsageInputTokens(u.InputTokens),
-			semconv.GenAIUsageOutputTokens(u.OutputTokens))
+		a = append(a, semconv.GenAIUsageInputTokens(u.InputTokens))
+		if !embeddings || u.OutputTokens != 0 {
+			// An embedding generates no tokens: its span has none to say.
+			a = append(a, semconv.GenAIUsageOutputTokens(u.OutputTokens))
+		}
 		if u.CachedTokens != 0 {
 			a = append(a, semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens))
 		}
@@ -405,6 +500,21 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		AttrHistoryQueryPatterns.StringSlice(patterns),
 	)
 	return a
+}
+
+// dimensions is the number of dimensions an embeddings call asked for:
+// OpenAI's dimensions, Gemini's outputDimensionality, or that of the
+// first of a Gemini batch's requests, which the provider keeps as args.
+func dimensions(r *record.Record, q *request) int {
+	if q.dimensions > 0 {
+		return q.dimensions
+	}
+	if r.MethodName == "gemini.models.batchEmbedContents" {
+		if v := gjson.GetBytes(r.Args, "0.outputDimensionality"); v.Type == gjson.Number && v.Int() > 0 {
+			return int(v.Int())
+		}
+	}
+	return 0
 }
 
 // statusMessage is the span status description of a failed call: its

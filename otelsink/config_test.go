@@ -21,8 +21,8 @@ import (
 	"github.com/llmhistory/llmhistory/otelsink"
 )
 
-// The Collector configuration of the README (testdata/collector.yaml)
-// works: every component in it exists in the Collector and takes its
+// The Collector configuration of docs/opentelemetry.md
+// (testdata/collector.yaml) works: every component in it exists in the Collector and takes its
 // settings (each unmarshalled into the component's own configuration and
 // validated), every pipeline names components that are defined, and its
 // OTLP receiver, built from the file, takes what otelsink sends over

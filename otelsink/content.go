@@ -3,12 +3,14 @@ package otelsink
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
@@ -18,31 +20,69 @@ import (
 
 // Content says whether a span carries what was said: the input messages,
 // the system instructions, the output and the generated program source.
+//
+// The output is the text the model generated, which a record holds only
+// when its recorder was made with middleware.WithOutput: without it,
+// content capture exports what was asked but no gen_ai.output.messages.
 type Content int
 
 const (
-	// ContentFromEnv, the zero value, captures content only when the
-	// environment variable OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
-	// is "true", as the GenAI instrumentations of other languages do.
+	// ContentFromEnv, the zero value, reads the environment variable
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT when the sink is
+	// made (see [EnvCaptureContent] for its values).
 	ContentFromEnv Content = iota
 	// ContentOff never captures content, whatever the environment says.
 	ContentOff
-	// ContentOn always captures content.
+	// ContentOn always captures content, on the spans.
 	ContentOn
 )
 
-// EnvCaptureContent is the environment variable that turns content
-// capture on when [Options.Content] is [ContentFromEnv].
+// EnvCaptureContent is the environment variable that says whether spans
+// carry content when [Options.Content] is [ContentFromEnv]. Its values
+// are those of OpenTelemetry's GenAI instrumentations, case aside:
+//
+//   - SPAN_ONLY or SPAN_AND_EVENT, as the Python GenAI utilities
+//     (opentelemetry-util-genai) define them, and "true", as the
+//     instrumentations of other languages do: content on the spans. The
+//     sink emits no events, so SPAN_AND_EVENT is SPAN_ONLY here;
+//   - EVENT_ONLY: content on events only, so none on the spans (and,
+//     since the sink emits no events, none at all: the slog sink through
+//     the OpenTelemetry slog bridge carries records as log records);
+//   - NO_CONTENT, "false" or unset: none.
+//
+// Any other value captures nothing and is reported to OpenTelemetry's
+// error handler (otel.Handle), as the Python utilities log a warning.
+//
+// gen_ai.output.messages needs the output in the record: make the
+// recorder with middleware.WithOutput.
 const EnvCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
-func (c Content) on() bool {
+// OnSpans reports whether spans carry content under c: for
+// ContentFromEnv, whether EnvCaptureContent says so now.
+func (c Content) OnSpans() bool {
 	switch c {
 	case ContentOn:
 		return true
 	case ContentOff:
 		return false
 	}
-	return strings.EqualFold(strings.TrimSpace(os.Getenv(EnvCaptureContent)), "true")
+	on, err := contentFromEnv(os.Getenv(EnvCaptureContent))
+	if err != nil {
+		otel.Handle(err)
+	}
+	return on
+}
+
+// contentFromEnv reads a value of EnvCaptureContent.
+func contentFromEnv(v string) (onSpans bool, err error) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "TRUE", "SPAN_ONLY", "SPAN_AND_EVENT":
+		return true, nil
+	case "", "FALSE", "NO_CONTENT", "EVENT_ONLY":
+		return false, nil
+	}
+	return false, fmt.Errorf("otelsink: %s=%q is none of SPAN_ONLY, SPAN_AND_EVENT, EVENT_ONLY, NO_CONTENT, true or false: no content is captured",
+		EnvCaptureContent, v)
 }
 
 // DefaultMaxContentBytes bounds each content attribute.
@@ -67,10 +107,17 @@ type (
 func textPart(s string) part { return part{"type": "text", "content": s} }
 
 // contentAttributes returns the content of r as attributes, redacted,
-// each at most max bytes, and the names of those cut to fit.
-func contentAttributes(r *record.Record, max int, dst []attribute.KeyValue) []attribute.KeyValue {
+// each at most max bytes, and the names of those cut to fit. op is the
+// record's gen_ai.operation.name: an embeddings call has no messages in
+// the conventions, and generates no text, so it gets none of the three
+// message attributes.
+func contentAttributes(r *record.Record, op string, max int, dst []attribute.KeyValue) []attribute.KeyValue {
 	var cut []string
-	system, msgs := messages(r.Args)
+	var system []part
+	var msgs []chatMessage
+	if op != opEmbeddings {
+		system, msgs = messages(r.Args)
+	}
 	if len(system) > 0 {
 		v, c := fitParts(system, max)
 		dst = appendContent(dst, semconv.GenAISystemInstructionsKey, v)
@@ -85,8 +132,8 @@ func contentAttributes(r *record.Record, max int, dst []attribute.KeyValue) []at
 			cut = append(cut, string(semconv.GenAIInputMessagesKey))
 		}
 	}
-	if r.Output != "" {
-		finish := r.Outcome.FinishReason
+	if r.Output != "" && op != opEmbeddings {
+		finish := finishReason(r.Outcome.FinishReason)
 		if finish == "" && !r.Outcome.OK {
 			finish = "error"
 		}

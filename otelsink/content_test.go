@@ -7,32 +7,60 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/llmhistory/llmhistory/record"
 )
 
-// Content follows the option, then the environment variable.
+// errorsHandled collects what is given to OpenTelemetry's error handler.
+type errorsHandled struct{ errs []error }
+
+func (h *errorsHandled) Handle(err error) { h.errs = append(h.errs, err) }
+
+// Content follows the option, then the environment variable, whose
+// values are those of the GenAI instrumentations: SPAN_ONLY and
+// SPAN_AND_EVENT as the Python GenAI utilities define them, and true,
+// capture on the spans; EVENT_ONLY, NO_CONTENT and false do not. Any
+// other value captures nothing and is reported to otel.Handle.
 func TestContentSwitch(t *testing.T) {
+	h := &errorsHandled{}
+	otel.SetErrorHandler(h)
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	for _, tc := range []struct {
-		opt  Content
-		env  string
-		want bool
+		opt      Content
+		env      string
+		want     bool
+		reported bool
 	}{
-		{ContentFromEnv, "", false},
-		{ContentFromEnv, "true", true},
-		{ContentFromEnv, "TRUE", true},
-		{ContentFromEnv, "1", false}, // the variable's value is "true" or not
-		{ContentOff, "true", false},
-		{ContentOn, "", true},
-		{ContentOn, "false", true},
+		{ContentFromEnv, "", false, false},
+		{ContentFromEnv, "true", true, false},
+		{ContentFromEnv, "TRUE", true, false},
+		{ContentFromEnv, "SPAN_ONLY", true, false},
+		{ContentFromEnv, "span_and_event", true, false},
+		{ContentFromEnv, " SPAN_AND_EVENT ", true, false},
+		{ContentFromEnv, "EVENT_ONLY", false, false},
+		{ContentFromEnv, "NO_CONTENT", false, false},
+		{ContentFromEnv, "false", false, false},
+		{ContentFromEnv, "1", false, true}, // not a value of the variable: said, and off
+		{ContentOff, "SPAN_ONLY", false, false},
+		{ContentOn, "", true, false},
+		{ContentOn, "false", true, false},
 	} {
 		t.Setenv(EnvCaptureContent, tc.env)
+		h.errs = nil
 		s, exp, _ := testSink(t, Options{Content: tc.opt})
 		a := attrMap(spansOf(t, s, exp, chatRecord())[0].Attributes)
 		for _, k := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "llmhistory.program_source"} {
 			_, has := a[k]
 			assert.Equal(t, tc.want, has, "Content %d with %s=%q: %s", tc.opt, EnvCaptureContent, tc.env, k)
+		}
+		assert.Equal(t, tc.want, tc.opt.OnSpans(), "OnSpans, %s=%q", EnvCaptureContent, tc.env)
+		if tc.reported {
+			require.NotEmpty(t, h.errs, "%s=%q was not reported", EnvCaptureContent, tc.env)
+			assert.ErrorContains(t, h.errs[0], EnvCaptureContent+`="1"`)
+		} else {
+			assert.Empty(t, h.errs, "%s=%q", EnvCaptureContent, tc.env)
 		}
 	}
 }
@@ -83,7 +111,7 @@ func TestMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := record.Record{Args: json.RawMessage(tc.args)}
-			a := attrMap(contentAttributes(&r, DefaultMaxContentBytes, nil))
+			a := attrMap(contentAttributes(&r, "chat", DefaultMaxContentBytes, nil))
 			if tc.system == "" {
 				assert.NotContains(t, a, "gen_ai.system_instructions")
 			} else {
@@ -107,7 +135,7 @@ func TestContentRedacted(t *testing.T) {
 		Outcome:       record.Success("chat.completion"),
 	}
 	r.Outcome.FinishReason = "stop"
-	attrs := contentAttributes(&r, DefaultMaxContentBytes, nil)
+	attrs := contentAttributes(&r, "chat", DefaultMaxContentBytes, nil)
 	require.Len(t, attrs, 3)
 	for _, kv := range attrs {
 		assert.NotContains(t, kv.Value.AsString(), fakeKey, kv.Key)
@@ -131,7 +159,7 @@ func TestContentBounded(t *testing.T) {
 		Output:        long,
 		ProgramSource: long,
 	}
-	a := attrMap(contentAttributes(&r, max, nil))
+	a := attrMap(contentAttributes(&r, "chat", max, nil))
 	for _, k := range []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages", "llmhistory.program_source"} {
 		v := a[k].(string)
 		assert.LessOrEqual(t, len(v), max, k)
@@ -149,7 +177,7 @@ func TestContentBounded(t *testing.T) {
 
 	// Content that fits is not marked.
 	short := record.Record{Args: json.RawMessage(`["hi"]`)}
-	assert.NotContains(t, attrMap(contentAttributes(&short, max, nil)), "llmhistory.content_truncated")
+	assert.NotContains(t, attrMap(contentAttributes(&short, "chat", max, nil)), "llmhistory.content_truncated")
 }
 
 // Any args, output and kwargs: no panic, every content attribute valid
@@ -164,7 +192,7 @@ func FuzzContent(f *testing.F) {
 		}
 		readKwargs(kwargs)
 		r := record.Record{Args: args, Output: output + " " + fakeKey, ProgramSource: output}
-		for _, kv := range contentAttributes(&r, max, nil) {
+		for _, kv := range contentAttributes(&r, "chat", max, nil) {
 			v := kv.Value
 			if v.Type() != attribute.STRING {
 				continue

@@ -27,10 +27,12 @@ import (
 //     OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE, read by the
 //     SDK's OTLP exporters themselves;
 //   - OTEL_METRIC_EXPORT_INTERVAL, read by the SDK's periodic reader;
-//   - OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by
+//   - OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by [New]
 //     when opts.Resource is nil;
+//   - OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, read by New when
+//     opts.Sampler is nil (see [Options.Sampler]);
 //   - OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, when
-//     opts.Content is ContentFromEnv.
+//     opts.Content is ContentFromEnv (see [EnvCaptureContent]).
 //
 // A span exporter or metric reader given in opts is used as it is. The
 // sink owns the exporters it makes: Close shuts them down.

@@ -106,9 +106,54 @@ func Example_exportFile() {
 	fmt.Println(spans[1].Name, spans[1].Status.Code, attrsOf(spans[1])["error.type"])
 	fmt.Println("c2's parent is c1:", spans[1].Parent.SpanID() == spans[0].SpanContext.SpanID())
 	// Output:
-	// {Appended:2 Exported:2 Dropped:0 Failed:0 Queued:0}
+	// {Appended:2 Exported:2 Dropped:0 Failed:0 Unsampled:0 Queued:0}
 	// generate_content gemini-2.5-flash Error rate_limit
 	// c2's parent is c1: true
+}
+
+// Middleware, before the recorder, gives the spans what a record does not
+// carry: the server's address and port, from the request's URL, and the
+// parent span of a traceparent header that came with a request whose
+// context has no span, as in a gateway that passes its caller's on.
+func ExampleMiddleware() {
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini-2024-07-18",`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}`)
+	}))
+	defer provider.Close()
+
+	exp := tracetest.NewInMemoryExporter()
+	sink, err := otelsink.New(otelsink.Options{SpanExporter: exp})
+	if err != nil {
+		panic(err)
+	}
+	rec := middleware.NewRecorder(middleware.WithSink(sink))
+	defer rec.Close()
+	client := &http.Client{Transport: middleware.Chain(http.DefaultTransport, otelsink.Middleware(), rec.Middleware())}
+
+	req, _ := http.NewRequest(http.MethodPost, provider.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	rec.Flush()
+
+	span := exp.GetSpans()[0]
+	attrs := attrsOf(span)
+	fmt.Println("server.address:", attrs["server.address"])
+	fmt.Println("server.port is the server's:", strings.HasSuffix(provider.URL, fmt.Sprint(":", attrs["server.port"])))
+	fmt.Println("trace:", span.SpanContext.TraceID())
+	fmt.Println("parent:", span.Parent.SpanID())
+	// Output:
+	// server.address: 127.0.0.1
+	// server.port is the server's: true
+	// trace: 4bf92f3577b34da6a3ce929d0e0e4736
+	// parent: 00f067aa0ba902b7
 }
 
 func attrsOf(s tracetest.SpanStub) map[string]any {

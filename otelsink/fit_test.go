@@ -139,7 +139,7 @@ func TestFitLongConversationLinearMemory(t *testing.T) {
 	r := record.Record{Args: json.RawMessage(b.String())}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	a := attrMap(contentAttributes(&r, DefaultMaxContentBytes, nil))
+	a := attrMap(contentAttributes(&r, "chat", DefaultMaxContentBytes, nil))
 	runtime.ReadMemStats(&after)
 	msgs := a["gen_ai.input.messages"].(string)
 	assert.LessOrEqual(t, len(msgs), DefaultMaxContentBytes)
@@ -174,7 +174,7 @@ func BenchmarkContentBounded(b *testing.B) {
 				r := record.Record{Args: json.RawMessage(c.args)}
 				b.SetBytes(int64(len(c.args)))
 				for b.Loop() {
-					contentAttributes(&r, DefaultMaxContentBytes, nil)
+					contentAttributes(&r, "chat", DefaultMaxContentBytes, nil)
 				}
 			})
 		}

@@ -121,6 +121,7 @@ func TestSpanAttributes(t *testing.T) {
 		"gen_ai.output.type":                       "json",
 		"openai.request.service_tier":              "auto",
 		"server.address":                           "api.openai.com",
+		"server.port":                              int64(443),
 		"gen_ai.conversation.id":                   "4bf92f3577b34da6a3ce929d0e0e4736",
 		"session.id":                               "4bf92f3577b34da6a3ce929d0e0e4736",
 		"user.id":                                  "user-42",
@@ -167,6 +168,7 @@ func TestSpanAttributes(t *testing.T) {
 	assert.Equal(t, int64(812250000), span.EndTime.Sub(span.StartTime).Nanoseconds())
 	assert.Equal(t, ScopeName, span.InstrumentationScope.Name)
 	assert.Equal(t, semconv.SchemaURL, span.InstrumentationScope.SchemaURL)
+	assert.Equal(t, ScopeVersion, span.InstrumentationScope.Version)
 }
 
 // A failed call: status Error with the redacted message, error.type from
@@ -216,7 +218,7 @@ var mapped = map[string]struct {
 	"outcome_summary.retriable":     {[]attribute.Key{AttrRetriable}, ""},
 	"outcome_summary.value_class":   {[]attribute.Key{AttrValueClass}, ""},
 	"outcome_summary.http_status":   {[]attribute.Key{semconv.HTTPResponseStatusCodeKey}, ""},
-	"outcome_summary.finish_reason": {[]attribute.Key{semconv.GenAIResponseFinishReasonsKey}, ""},
+	"outcome_summary.finish_reason": {[]attribute.Key{semconv.GenAIResponseFinishReasonsKey}, "on the conventions' values; llmhistory.outcome.finish_reason when the provider's differs"},
 	"outcome_summary.response_id":   {[]attribute.Key{semconv.GenAIResponseIDKey}, ""},
 	"trace_id":                      {[]attribute.Key{semconv.GenAIConversationIDKey, semconv.SessionIDKey}, "the trace ID"},
 	"parent_call_id":                {[]attribute.Key{AttrParentCallID}, "the parent span ID (hashed)"},
@@ -315,7 +317,8 @@ var conventionKeys = []attribute.Key{
 	semconv.GenAIRequestTopKKey, semconv.GenAIRequestMaxTokensKey, semconv.GenAIRequestFrequencyPenaltyKey,
 	semconv.GenAIRequestPresencePenaltyKey, semconv.GenAIRequestSeedKey, semconv.GenAIRequestStopSequencesKey,
 	semconv.GenAIRequestChoiceCountKey, semconv.GenAIRequestEncodingFormatsKey, semconv.GenAIRequestStreamKey,
-	semconv.GenAIOutputTypeKey, semconv.OpenAIRequestServiceTierKey, semconv.ServerAddressKey,
+	semconv.GenAIOutputTypeKey, semconv.OpenAIRequestServiceTierKey, semconv.ServerAddressKey, semconv.ServerPortKey,
+	semconv.GenAIEmbeddingsDimensionCountKey,
 	semconv.GenAIConversationIDKey, semconv.GenAIResponseModelKey, semconv.GenAIResponseIDKey,
 	semconv.GenAIResponseFinishReasonsKey, semconv.GenAIResponseTimeToFirstChunkKey,
 	semconv.HTTPResponseStatusCodeKey, semconv.HTTPRequestResendCountKey, semconv.ErrorTypeKey,
@@ -418,7 +421,16 @@ func TestOperationAndProvider(t *testing.T) {
 		{"gemini.models.countTokens", "count_tokens", "gcp.gen_ai"},
 		{"anthropic.messages.create", "chat", "anthropic"},
 		{"anthropic.messages.count_tokens", "count_tokens", "anthropic"},
-		{"http.POST /v1/rerank", "http.POST /v1/rerank", ""},
+		// The generic provider: no path in the operation, and the
+		// required provider name is the fallback.
+		{"http.POST /v1/rerank", "http.POST", "_OTHER"},
+		{"http.GET /v1/models/gpt-4o?x=1", "http.GET", "_OTHER"},
+		// Providers of your own: their method names, their names, or the
+		// conventions' when it is a well-known one.
+		{"ollama.chat", "ollama.chat", "ollama"},
+		{"bedrock.converse", "bedrock.converse", "aws.bedrock"},
+		{"mistral.chat.complete", "mistral.chat.complete", "mistral_ai"},
+		{"", "_OTHER", "_OTHER"},
 	} {
 		op, _ := operation(tc.method)
 		assert.Equal(t, tc.op, op, tc.method)
@@ -467,24 +479,34 @@ func TestIDs(t *testing.T) {
 	assert.Equal(t, rootSC, again[0].SpanContext)
 }
 
-// The caller's span, when the context has one, is the parent and its
-// trace the trace; the conversation id still says trace_id.
+// The caller's span, when the context has one, is the parent of a
+// top-level call, and its trace the trace; the conversation id still
+// says trace_id. A nested call is the child of its parent call's span,
+// in the caller's trace: not a sibling under the caller's span.
 func TestCallerSpanIsParent(t *testing.T) {
 	s, exp, _ := testSink(t, Options{})
 	caller := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled,
 	})
 	ctx := trace.ContextWithSpanContext(context.Background(), caller)
-	r := chatRecord() // has a parent_call_id and a W3C trace_id of its own
+	nested := chatRecord() // has a parent_call_id and a W3C trace_id of its own
+	top := chatRecord()
+	top.CallID, top.ParentCallID = nested.ParentCallID, ""
 	cancelable, cancel := context.WithCancel(ctx)
-	require.NoError(t, s.Append(cancelable, r))
+	require.NoError(t, s.Append(cancelable, nested)) // the child first, as records often come
+	require.NoError(t, s.Append(cancelable, top))
 	cancel() // the record outlives the call's context
 	require.NoError(t, s.Flush())
-	sp := exp.GetSpans()[0]
-	assert.Equal(t, caller.TraceID(), sp.SpanContext.TraceID())
-	assert.Equal(t, caller.SpanID(), sp.Parent.SpanID())
-	assert.Equal(t, spanID(r.CallID), sp.SpanContext.SpanID())
-	assert.Equal(t, r.TraceID, attrMap(sp.Attributes)["gen_ai.conversation.id"])
+	spans := exp.GetSpans()
+	require.Len(t, spans, 2)
+	child, parent := spans[0], spans[1]
+	assert.Equal(t, caller.TraceID(), parent.SpanContext.TraceID())
+	assert.Equal(t, caller.SpanID(), parent.Parent.SpanID(), "a top-level call is under the caller's span")
+	assert.Equal(t, spanID(top.CallID), parent.SpanContext.SpanID())
+	assert.Equal(t, caller.TraceID(), child.SpanContext.TraceID())
+	assert.Equal(t, parent.SpanContext.SpanID(), child.Parent.SpanID(), "a nested call is under its parent call")
+	assert.Equal(t, spanID(nested.CallID), child.SpanContext.SpanID())
+	assert.Equal(t, nested.TraceID, attrMap(child.Attributes)["gen_ai.conversation.id"])
 }
 
 func TestMetrics(t *testing.T) {

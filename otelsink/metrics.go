@@ -43,23 +43,15 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 
 // record records one call: its duration, its input and output tokens when
 // the provider reported them, and a stream's time to first chunk. The
-// attributes are the ones the conventions list for these metrics; a
-// record's own identity (call id, trace) stays on its span, where it does
-// not multiply the metric's series.
+// attributes are the ones the conventions list for these metrics
+// (operation, provider, request and response models, server address and
+// port), every one of few values; a record's own identity (call id,
+// trace) stays on its span, where it does not multiply the metric's
+// series.
 func (in *instruments) record(ctx context.Context, r *record.Record, n names) {
-	a := make([]attribute.KeyValue, 0, 7)
-	a = append(a, semconv.GenAIOperationNameKey.String(n.op))
-	if n.provider != "" {
-		a = append(a, semconv.GenAIProviderNameKey.String(n.provider))
-	}
-	if n.requestModel != "" {
-		a = append(a, semconv.GenAIRequestModel(n.requestModel))
-	}
+	a := n.sampling(make([]attribute.KeyValue, 0, 8))
 	if n.responseModel != "" {
 		a = append(a, semconv.GenAIResponseModel(n.responseModel))
-	}
-	if n.server != "" {
-		a = append(a, semconv.ServerAddress(n.server))
 	}
 	// attribute.NewSet sorts the slice it is given: each set gets its own.
 	set := func(extra ...attribute.KeyValue) metric.MeasurementOption {
@@ -75,8 +67,11 @@ func (in *instruments) record(ctx context.Context, r *record.Record, n names) {
 	}
 	if u := r.Usage; u != nil {
 		// Token usage is recorded only when the provider reported it; the
-		// error type is not among its attributes.
+		// error type is not among its attributes. An embedding generates
+		// no tokens: a zero would pull the output distribution down.
 		in.tokens.Inst().Record(ctx, int64(u.InputTokens), set(semconv.GenAITokenTypeInput))
-		in.tokens.Inst().Record(ctx, int64(u.OutputTokens), set(semconv.GenAITokenTypeOutput))
+		if n.op != opEmbeddings || u.OutputTokens != 0 {
+			in.tokens.Inst().Record(ctx, int64(u.OutputTokens), set(semconv.GenAITokenTypeOutput))
+		}
 	}
 }

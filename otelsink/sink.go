@@ -59,8 +59,10 @@ type Options struct {
 
 	// Content says whether spans carry messages, system instructions,
 	// outputs and program source (redacted). The default, ContentFromEnv,
-	// is off unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is
-	// "true".
+	// is off unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+	// says SPAN_ONLY, SPAN_AND_EVENT or true ([EnvCaptureContent]). The
+	// output is in a record only when its recorder was made with
+	// middleware.WithOutput.
 	Content Content
 	// MaxContentBytes bounds each content attribute: the earliest
 	// messages are left out, then texts are cut, and the attribute
@@ -68,12 +70,28 @@ type Options struct {
 	// DefaultMaxContentBytes.
 	MaxContentBytes int
 
-	// ServerAddress, when set, gives the server.address of a record. A
-	// record does not carry the host it was sent to, and a provider's
-	// public host would be a guess (Azure, Vertex AI, gateways and
-	// OpenAI-compatible servers all speak the same formats). Nil: no
-	// server.address.
+	// ServerAddress, when set and not "", gives the server.address and
+	// server.port of a record: a URL, "host:port", or a bare host (port
+	// 443). It wins over the request's URL, which [Middleware] reads, so
+	// that a call sent through a proxy can name the server behind it, as
+	// the conventions ask; it is also the only way for records read from
+	// a file, which do not carry the host they were sent to. Nil (or ""):
+	// the request's URL, when Middleware saw it; otherwise neither
+	// attribute.
 	ServerAddress func(record.Record) string
+
+	// Sampler decides whether the span of a record that has no caller's
+	// span is exported. A span under the caller's span (the context's,
+	// or a traceparent header's through Middleware) always follows the
+	// caller's decision, so that no exported span has a parent that never
+	// is. The sampler sees no parent: the parent of a nested call is a
+	// span of this sink, decided the same way, so a sampler that decides
+	// by trace ID, as sdktrace.TraceIDRatioBased does, keeps or drops a
+	// conversation whole. Nil: OTEL_TRACES_SAMPLER and
+	// OTEL_TRACES_SAMPLER_ARG as the SDK reads them (always_on,
+	// always_off, traceidratio and their parentbased_ forms), and
+	// always_on when unset. Metrics count every record, sampled or not.
+	Sampler sdktrace.Sampler
 
 	// QueueSize is how many records may wait to become spans; default
 	// DefaultQueueSize. When it is full a record is dropped and counted,
@@ -104,11 +122,12 @@ type Options struct {
 
 // Stats counts what a [Sink] did. The counters only grow, except Queued.
 type Stats struct {
-	Appended uint64 // records taken
-	Exported uint64 // spans the exporter accepted
-	Dropped  uint64 // records that became no span: the queue was full, a wait ended, or the sink was closed
-	Failed   uint64 // spans of batches the exporter failed on, after its own retries
-	Queued   int    // records waiting to become spans
+	Appended  uint64 // records taken
+	Exported  uint64 // spans the exporter accepted
+	Dropped   uint64 // records that became no span: the queue was full, a wait ended, or the sink was closed
+	Failed    uint64 // spans of batches the exporter failed on, after its own retries
+	Unsampled uint64 // records whose span sampling left out: the caller's span was not sampled, or the sampler said no
+	Queued    int    // records waiting to become spans
 }
 
 // Sink exports records as OpenTelemetry spans and metrics. It implements
@@ -130,6 +149,7 @@ type Sink struct {
 	content       bool
 	maxContent    int
 	serverAddress func(record.Record) string
+	untraced      map[string]trace.TraceID // the goroutine's: see untracedTrace
 	wait          bool
 	batchSize     int
 	batchBytes    int
@@ -146,7 +166,7 @@ type Sink struct {
 	closeDone chan struct{}
 	closeErr  error
 
-	appended, exported, dropped, failed atomic.Uint64
+	appended, exported, dropped, failed, unsampled atomic.Uint64
 }
 
 var (
@@ -191,7 +211,7 @@ func New(opts Options) (*Sink, error) {
 		}
 	}
 	s := &Sink{
-		content:       opts.Content.on(),
+		content:       opts.Content.OnSpans(),
 		maxContent:    or(opts.MaxContentBytes, DefaultMaxContentBytes),
 		serverAddress: opts.ServerAddress,
 		wait:          opts.WaitWhenFull,
@@ -209,7 +229,7 @@ func New(opts Options) (*Sink, error) {
 		mp = s.ownMP
 	}
 	if mp != nil {
-		inst, err := newInstruments(mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL)))
+		inst, err := newInstruments(mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL), metric.WithInstrumentationVersion(ScopeVersion)))
 		if err != nil {
 			if s.ownMP != nil {
 				_ = s.ownMP.Shutdown(context.Background())
@@ -222,17 +242,26 @@ func New(opts Options) (*Sink, error) {
 		}
 	}
 	if opts.SpanExporter != nil {
+		root := opts.Sampler
+		if root == nil {
+			var err error
+			if root, err = samplerFromEnv(); err != nil {
+				if s.ownMP != nil {
+					_ = s.ownMP.Shutdown(context.Background())
+				}
+				return nil, err
+			}
+		}
 		s.exporter = opts.SpanExporter
 		s.batch = &batch{}
+		s.untraced = make(map[string]trace.TraceID)
 		s.tp = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
 			sdktrace.WithIDGenerator(ids{}),
-			// Every record is a span: the history is exported whole,
-			// whatever the caller's own sampling decided.
-			sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithSampler(sampler{root: root}),
 			sdktrace.WithSpanProcessor(s.batch),
 		)
-		s.tracer = s.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
+		s.tracer = s.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL), trace.WithInstrumentationVersion(ScopeVersion))
 		s.queue = make(chan item, or(opts.QueueSize, DefaultQueueSize))
 		go s.run()
 	} else {
@@ -261,7 +290,7 @@ func (s *Sink) Append(ctx context.Context, r record.Record) error {
 		return record.ErrClosed
 	}
 	it := item{ctx: ctx, rec: r, req: readKwargs(r.Kwargs)}
-	it.names = s.names(&it.rec, &it.req)
+	it.names = s.names(ctx, &it.rec, &it.req)
 	if s.inst != nil {
 		// Metrics are recorded here, not with the span, so that a slow
 		// trace backend that fills the queue does not cost the metrics.
@@ -293,12 +322,17 @@ func (s *Sink) Append(ctx context.Context, r record.Record) error {
 }
 
 // names reads what the span and the metrics share.
-func (s *Sink) names(r *record.Record, q *request) names {
+func (s *Sink) names(ctx context.Context, r *record.Record, q *request) names {
 	op, _ := operation(r.MethodName)
 	n := names{op: op, provider: provider(r.MethodName), requestModel: q.model,
 		responseModel: responseModel(r, q.model), errorType: errorType(r)}
 	if s.serverAddress != nil {
-		n.server = s.serverAddress(*r)
+		n.server = parseServer(s.serverAddress(*r))
+	}
+	if n.server.host == "" {
+		if info := requestFrom(ctx); info != nil {
+			n.server = info.server
+		}
 	}
 	return n
 }
@@ -383,11 +417,12 @@ func (s *Sink) Shutdown(ctx context.Context) error {
 // Stats returns the counters; they are safe to read at any time.
 func (s *Sink) Stats() Stats {
 	return Stats{
-		Appended: s.appended.Load(),
-		Exported: s.exported.Load(),
-		Dropped:  s.dropped.Load(),
-		Failed:   s.failed.Load(),
-		Queued:   s.queued(),
+		Appended:  s.appended.Load(),
+		Exported:  s.exported.Load(),
+		Dropped:   s.dropped.Load(),
+		Failed:    s.failed.Load(),
+		Unsampled: s.unsampled.Load(),
+		Queued:    s.queued(),
 	}
 }
 
@@ -446,44 +481,47 @@ func (s *Sink) span(it *item) {
 		}
 	}()
 	r := &it.rec
-	// The buffer is the goroutine's own and reused: the SDK copies the
-	// attributes it is given.
-	attrs := s.attributes(r, &it.req, it.names, s.attrs[:0])
-	if s.content {
-		attrs = contentAttributes(r, s.maxContent, attrs)
-	}
-	defer func() { s.attrs = attrs[:0] }()
 	start, end := times(r)
+	p := s.place(it.ctx, r)
 	ctx := it.ctx
-	want := wantIDs{span: spanID(r.CallID)}
-	if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
-		// The caller's span is the parent, and its trace the trace; the
-		// SDK asks only for a span ID then.
-		want.trace = parent.TraceID()
-	} else {
-		want.trace = traceID(r)
-		if r.ParentCallID != "" {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-				TraceID:    want.trace,
-				SpanID:     spanID(r.ParentCallID),
-				TraceFlags: trace.FlagsSampled,
-				Remote:     true,
-			}))
-		}
+	if p.caller {
+		ctx = context.WithValue(ctx, callerKey{}, true)
 	}
-	ctx = context.WithValue(ctx, wantKey{}, want)
+	// A root's context carries no valid span (place found none), and the
+	// caller's span is in the context already: only a parent made from
+	// the record or a traceparent header is put there.
+	if p.parent.IsValid() && !p.parent.Equal(trace.SpanContextFromContext(ctx)) {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, p.parent)
+	}
+	ctx = context.WithValue(ctx, wantKey{}, wantIDs{trace: p.trace, span: spanID(r.CallID)})
+	// The buffer is the goroutine's own and reused: the SDK copies the
+	// attributes it is given. The ones the conventions name for samplers
+	// are given at the start; the rest are set on the span once it is
+	// known to be sampled (given to Start, they would be copied once more
+	// into its configuration).
+	attrs := it.names.sampling(s.attrs[:0])
 	_, sp := s.tracer.Start(ctx, it.names.spanName(),
 		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(start))
-	// Set on the span rather than given to Start, which would copy them
-	// once more into its configuration; the sampler (AlwaysSample) does
-	// not read them.
+		trace.WithTimestamp(start),
+		trace.WithAttributes(attrs...))
+	if !sp.SpanContext().IsSampled() {
+		s.unsampled.Add(1)
+		sp.End() // a sampler's RecordOnly span ends here, not exported
+		s.attrs = attrs[:0]
+		return
+	}
+	bytes := size(attrs)
+	attrs = s.attributes(r, &it.req, it.names, attrs[:0])
+	if s.content {
+		attrs = contentAttributes(r, it.names.op, s.maxContent, attrs)
+	}
+	defer func() { s.attrs = attrs[:0] }()
 	sp.SetAttributes(attrs...)
 	if !r.Outcome.OK {
 		sp.SetStatus(codes.Error, statusMessage(r))
 	}
 	sp.End(trace.WithTimestamp(end))
-	s.batch.bytes += size(attrs)
+	s.batch.bytes += bytes + size(attrs) - spanOverhead
 }
 
 // times returns a span's start and end: the record's timestamp and its
@@ -501,9 +539,13 @@ func times(r *record.Record) (time.Time, time.Time) {
 	return start, start.Add(d)
 }
 
-// size estimates the bytes a span's attributes take on the wire.
+// spanOverhead estimates the bytes of a span's IDs, name, times, status
+// and kind on the wire.
+const spanOverhead = 128
+
+// size estimates the bytes a span with these attributes takes on the wire.
 func size(attrs []attribute.KeyValue) int {
-	n := 128 // IDs, name, times, status, kind
+	n := spanOverhead
 	for _, kv := range attrs {
 		n += len(kv.Key) + 8
 		switch kv.Value.Type() {
@@ -562,6 +604,10 @@ type batch struct {
 }
 
 func (b *batch) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (b *batch) OnEnd(s sdktrace.ReadOnlySpan)                   { b.spans = append(b.spans, s) }
-func (b *batch) Shutdown(context.Context) error                  { return nil }
-func (b *batch) ForceFlush(context.Context) error                { return nil }
+func (b *batch) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.SpanContext().IsSampled() { // a sampler's RecordOnly is not exported
+		b.spans = append(b.spans, s)
+	}
+}
+func (b *batch) Shutdown(context.Context) error   { return nil }
+func (b *batch) ForceFlush(context.Context) error { return nil }

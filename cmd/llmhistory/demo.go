@@ -258,8 +258,14 @@ func (d *demo) setUp(mode string) error {
 	}
 	d.rec = middleware.NewRecorder(opts...)
 	// Retry inside the recorder: the attempts of one call fold into one
-	// record with "attempts" counting them.
-	httpClient := middleware.NewClient(nil, d.rec.Middleware(), middleware.Retry(middleware.RetryPolicy{BaseDelay: 50 * time.Millisecond}))
+	// record with "attempts" counting them. When spans are exported,
+	// otelsink.Middleware before the recorder gives them the server's
+	// address and port, which a record does not carry.
+	mws := []middleware.Middleware{d.rec.Middleware(), middleware.Retry(middleware.RetryPolicy{BaseDelay: 50 * time.Millisecond})}
+	if d.otel != nil {
+		mws = append([]middleware.Middleware{otelsink.Middleware()}, mws...)
+	}
+	httpClient := middleware.NewClient(nil, mws...)
 
 	oaCfg := openai.DefaultConfig(oaKey)
 	d.oaModel = envOr("OPENAI_MODEL", openai.GPT4oMini)

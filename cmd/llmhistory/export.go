@@ -237,6 +237,10 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 	fmt.Fprintf(x.bar, "llmhistory export: %s from %s to %s: %s exported, %s failed, %s dropped",
 		plural(int64(x.sent), "record", "records"), plural(int64(x.files), "file", "files"), x.target,
 		group(int64(st.Exported)), group(int64(st.Failed)), group(int64(st.Dropped)))
+	if st.Unsampled > 0 {
+		// OTEL_TRACES_SAMPLER chose to leave these out: not a failure.
+		fmt.Fprintf(x.bar, ", %s left out by sampling", group(int64(st.Unsampled)))
+	}
 	if x.skipped > 0 {
 		fmt.Fprintf(x.bar, "; %s skipped", plural(int64(x.skipped), "line", "lines"))
 	}
@@ -398,7 +402,7 @@ func (t otlpTarget) sink(ctx context.Context, o otlpOptions, opts otelsink.Optio
 		return nil, err
 	}
 	content := "no content"
-	if o.content == otelsink.ContentOn || (o.content == otelsink.ContentFromEnv && strings.TrimSpace(os.Getenv(otelsink.EnvCaptureContent)) == "true") {
+	if o.content.OnSpans() {
 		content = "content redacted"
 	}
 	if strings.HasPrefix(name, "unknown_service") {

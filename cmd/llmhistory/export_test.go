@@ -176,6 +176,20 @@ func TestExportFlags(t *testing.T) {
 	}
 }
 
+// OTEL_TRACES_SAMPLER is honoured: what it leaves out is said, and is not
+// a failure.
+func TestExportSampled(t *testing.T) {
+	noOTLP(t)
+	path, _ := demoHistory(t)
+	c := otlptest.Start(t, nil)
+	pointAt(t, c, "http/protobuf")
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+	code, _, stderr := runCmd(t, "", "export", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, ": 0 exported, 0 failed, 0 dropped, 9 left out by sampling\n")
+	assert.Zero(t, c.Traces.SpanCount())
+}
+
 // Exporting the same file twice sends the same spans: same span and
 // trace IDs, same parents, so a backend keeps each once and a backfill
 // can be run again.
@@ -491,13 +505,14 @@ func TestDemoExports(t *testing.T) {
 	})
 }
 
-// The README's Collector configuration is otelsink/testdata/collector.yaml,
-// which otelsink's TestCollectorConfig loads into the Collector's own
-// components: the README shows the configuration that is tested.
-func TestREADMEShowsTheTestedCollectorConfig(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The Collector configuration of docs/opentelemetry.md is
+// otelsink/testdata/collector.yaml, which otelsink's TestCollectorConfig
+// loads into the Collector's own components: the page shows the
+// configuration that is tested.
+func TestDocsShowTheTestedCollectorConfig(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "opentelemetry.md"))
 	require.NoError(t, err)
 	cfg, err := os.ReadFile(filepath.Join("..", "..", "otelsink", "testdata", "collector.yaml"))
 	require.NoError(t, err)
-	assert.Contains(t, string(readme), "```yaml\n"+string(cfg)+"```\n")
+	assert.Contains(t, string(page), "```yaml\n"+string(cfg)+"```\n")
 }
