@@ -420,6 +420,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"share":   shareText,
 	"list":    func(v ...any) []any { return v },
 	"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"ms":      msText,
+	"attributed": func(v any) bool {
+		g, _ := v.([]Group)
+		return attributed(g)
+	},
 	"verdict": func(v string) string {
 		switch v {
 		case Met:
@@ -453,6 +458,7 @@ th{background:#eef0f4;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td code{font-size:13px;word-break:break-all}
 table.narrow{width:auto;min-width:40%}
+.wide{overflow-x:auto;max-width:100%}.wide table{min-width:560px}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:13px;white-space:nowrap}
 .v.met{background:#d8f3dc;color:#1b5e20}.v.notmet{background:#fde2e1;color:#8a1c1c}.v.nodata{background:#eceff3;color:#4a5261}
 figure{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:10px 0 16px;padding:10px}
@@ -530,6 +536,8 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{template "counts" (list "Speakers" .R.Speakers .R.Summary.Records)}}
 {{template "counts" (list "Methods" .R.Methods .R.Summary.Records)}}
 {{template "counts" (list "Models" .R.Models .R.Summary.Records)}}
+{{template "groups" (list "Users" "User" .R.Users)}}
+{{template "groups" (list "Tags" "Tag" .R.Tags)}}
 
 <h2>Errors</h2>
 {{template "chart" .Errors}}
@@ -742,6 +750,17 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{money .USD}}</td><td class="n">{{share .USD $total}}</td></tr>
 {{- end}}
 </table>
+{{- end}}
+{{define "groups"}}{{$title := index . 0}}{{$col := index . 1}}{{$groups := index . 2}}
+{{- if attributed $groups}}
+<h3>{{$title}}</h3>
+<div class="wide"><table>
+<tr><th>{{$col}}</th><th class="n">Records</th><th class="n">Errors</th><th class="n">Tokens</th><th class="n">Spend</th><th class="n">p50</th><th class="n">p95</th></tr>
+{{- range $groups}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{num .Errors}}</td><td class="n">{{num .TotalTokens}}</td><td class="n">{{money .USD}}</td><td class="n">{{ms .P50MS}}</td><td class="n">{{ms .P95MS}}</td></tr>
+{{- end}}
+</table></div>
+{{- end}}
 {{- end}}
 {{define "counts"}}{{$title := index . 0}}{{$counts := index . 1}}{{$n := index . 2}}
 {{- if $counts}}

@@ -234,6 +234,21 @@ func (r *Report) markdown(m *mdWriter) {
 		m.table("lrr", []string{sec.col, "Records", "Share"}, rows)
 	}
 
+	for _, sec := range []struct {
+		title, col string
+		groups     []Group
+	}{{"Users", "User", r.Users}, {"Tags", "Tag", r.Tags}} {
+		if !attributed(sec.groups) {
+			continue
+		}
+		m.printf("### %s\n\n", sec.title)
+		rows = rows[:0]
+		for _, g := range sec.groups {
+			rows = append(rows, []string{md(g.Name), num(g.Records), num(g.Errors), num(g.TotalTokens), money(g.USD), msText(g.P50MS), msText(g.P95MS)})
+		}
+		m.table("lrrrrrr", []string{sec.col, "Records", "Errors", "Tokens", "Spend", "p50", "p95"}, rows)
+	}
+
 	m.printf("## Errors\n\n")
 	if len(r.Errors) == 0 {
 		m.printf("No record ended in error.\n\n")
