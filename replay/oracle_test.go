@@ -165,7 +165,8 @@ func (w *oldJSONWalker) walk(rec, got any) {
 	for _, seg := range w.path {
 		field += "." + escapeKey(seg)
 	}
-	if !w.emit(Difference{field, jsonValue(rec), jsonValue(got)}) {
+	r, g := jsonPair(rec, got)
+	if !w.emit(Difference{field, r, g}) {
 		w.stop = true
 	}
 }
