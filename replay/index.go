@@ -129,7 +129,7 @@ func (x *matchIndex) lookup(cfg *config, gn *norm) (first, last *entry) {
 // shown otherwise in a Difference, so the differences listed in a miss
 // are those of the request itself, not its class's.
 func (cfg *config) sameClass(a, b *norm) bool {
-	if a.isJSON != b.isJSON {
+	if a.isJSON != b.isJSON || a.multipart != b.multipart {
 		return false
 	}
 	if !a.isJSON {
@@ -188,6 +188,9 @@ func (cfg *config) keys(n *norm) (weak, mid uint64) {
 		h = mix(h, maphash.Bytes(hashSeed, n.raw))
 		return h, h
 	}
+	if n.multipart {
+		h = mix(h, tagMultipart)
+	}
 	hs := hasher{ig: &cfg.ign}
 	jw, jm := hs.hash(n.json)
 	return mix(h, jw), mix(h, jm)
@@ -245,6 +248,7 @@ const (
 	tagTrue
 	tagFalse
 	tagNull
+	tagMultipart
 )
 
 // hash returns the weak hash of v (numbers by weakNumber) and the mid one

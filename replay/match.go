@@ -27,8 +27,11 @@ type norm struct {
 	query  url.Values // without secret and ignored parameters
 	header http.Header
 	isJSON bool
-	json   any // the body decoded with UseNumber, when isJSON
-	raw    []byte
+	// multipart says json holds a multipart body's parts (see
+	// decodeMultipart), not a JSON body.
+	multipart bool
+	json      any // the body decoded with UseNumber, when isJSON
+	raw       []byte
 }
 
 // normalize reduces r under the cassette's matching options.
@@ -45,12 +48,17 @@ func (cfg *config) normalize(r *Request) norm {
 		n.header = make(http.Header, len(cfg.matchedHeaders))
 		for _, k := range cfg.matchedHeaders {
 			if v := r.Header.Values(k); len(v) > 0 {
+				if isContentType(k) {
+					v = withoutBoundary(v)
+				}
 				n.header[k] = v
 			}
 		}
 	}
 	if v, ok := decodeJSON(r.Body); ok {
 		n.isJSON, n.json = true, v
+	} else if v, ok := decodeMultipart(r.Header.Get("Content-Type"), r.Body); ok {
+		n.isJSON, n.multipart, n.json = true, true, v
 	}
 	return n
 }
@@ -75,7 +83,8 @@ type Difference struct {
 	// Field is what differs: "method", "path", "query.NAME",
 	// "header.NAME", "body" (the whole body, when either is not JSON), or
 	// "body." and a gjson-style path into a JSON body
-	// ("body.messages.1.content").
+	// ("body.messages.1.content") or into the parts of a multipart body
+	// ("body.parts.0.header.Content-Disposition", "body.parts.1.content").
 	Field string
 	// Recorded and Got are the two values, as compact JSON for JSON
 	// values, with secrets redacted, shortened to about 80 bytes; "(absent)"
@@ -131,7 +140,7 @@ func (cfg *config) count(got, rec *norm, limit int, mid bool) int {
 		return n
 	}
 	switch {
-	case got.isJSON && rec.isJSON:
+	case got.isJSON && rec.isJSON && got.multipart == rec.multipart:
 		w := cmpWalker{ig: &cfg.ign, left: limit - n, mid: mid}
 		w.walk(rec.json, got.json)
 		n = limit - w.left
@@ -185,7 +194,7 @@ func (cfg *config) diff(got, rec *norm, emit func(Difference) bool) {
 		return
 	}
 	switch {
-	case got.isJSON && rec.isJSON:
+	case got.isJSON && rec.isJSON && got.multipart == rec.multipart:
 		w := jsonWalker{ig: &cfg.ign, emit: emit}
 		w.walk(rec.json, got.json)
 	case !bytes.Equal(got.raw, rec.raw):
@@ -562,7 +571,11 @@ func jsonPair(rec, got any) (string, string) {
 	if !rok || !gok {
 		return jsonValue(rec), jsonValue(got)
 	}
-	return excerpt(r, g, quoteJSON), excerpt(g, r, quoteJSON)
+	quote := quoteJSON
+	if !utf8.ValidString(r) || !utf8.ValidString(g) { // a multipart part's bytes
+		quote = strconv.Quote
+	}
+	return excerpt(r, g, quote), excerpt(g, r, quote)
 }
 
 // quoteJSON quotes s as a JSON string, as the cassette writes it.

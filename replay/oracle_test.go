@@ -52,7 +52,7 @@ func (cfg *config) oldDiff(got, rec *norm, emit func(Difference) bool) {
 		return
 	}
 	switch {
-	case got.isJSON && rec.isJSON:
+	case got.isJSON && rec.isJSON && got.multipart == rec.multipart:
 		w := oldJSONWalker{ignored: cfg.ignoredFields, emit: emit}
 		w.walk(rec.json, got.json)
 	case !bytes.Equal(got.raw, rec.raw):
