@@ -172,6 +172,12 @@ func (c *Cassette) roundTrip(req *http.Request, next http.RoundTripper) (*http.R
 	if c.mode == ModePassthrough {
 		return next.RoundTrip(req)
 	}
+	if pass, err := c.passes(req); err != nil {
+		closeRequest(req)
+		return nil, err
+	} else if pass {
+		return next.RoundTrip(req)
+	}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -202,6 +208,22 @@ func (c *Cassette) roundTrip(req *http.Request, next http.RoundTripper) (*http.R
 		}
 	}
 	return c.record(req, send, got, next)
+}
+
+// passes asks the functions given with WithPassthrough whether req goes
+// to the network untouched.
+func (c *Cassette) passes(req *http.Request) (pass bool, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a function of the caller's
+			pass, err = false, fmt.Errorf("replay: panic in a WithPassthrough function: %v", p)
+		}
+	}()
+	for _, f := range c.cfg.passthrough {
+		if f(req) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // takeBody returns the request's body and the request to send: req itself
@@ -246,9 +268,7 @@ type answer struct {
 	f *Fault
 }
 
-// find looks for the answer to got: the first recorded interaction that
-// matches and has not answered yet (or, WithRepeatLast, the last that
-// matches), and a fault that applies.
+// find looks for the answer to got (see pick) and a fault that applies.
 func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 	gn := c.cfg.normalize(got)
 	c.mu.Lock()
@@ -258,24 +278,7 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 			a, miss, err = nil, nil, fmt.Errorf("replay: panic in a matcher or fault target: %v", p)
 		}
 	}()
-	var first, last *entry
-	if c.cfg.matcher == nil {
-		first, last = c.index.lookup(&c.cfg, &gn)
-	} else {
-		for _, e := range c.entries {
-			if e.state != ready || !c.matches(got, &gn, e) {
-				continue
-			}
-			if first == nil && e.used == 0 {
-				first = e
-			}
-			last = e
-		}
-	}
-	chosen := first
-	if chosen == nil && c.cfg.repeatLast {
-		chosen = last
-	}
+	chosen := c.pick(got, &gn)
 	for _, f := range c.faults {
 		if f.fired {
 			continue
@@ -303,6 +306,42 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 	}
 	chosen.used++
 	return &answer{e: chosen}, nil, nil
+}
+
+// pick returns the recorded interaction that answers got: the first that
+// matches and has not answered yet; else, WithReplayableInteractions, the
+// first of those that match and answered the fewest times, or,
+// WithRepeatLast, the last that matches. Called with c.mu held.
+func (c *Cassette) pick(got *Request, gn *norm) *entry {
+	var first, last, least *entry
+	if c.cfg.matcher == nil {
+		first, last = c.index.lookup(&c.cfg, gn)
+		if first == nil && c.cfg.replayable {
+			least = c.index.leastUsed(&c.cfg, gn)
+		}
+	} else {
+		for _, e := range c.entries {
+			if e.state != ready || !c.matches(got, gn, e) {
+				continue
+			}
+			if first == nil && e.used == 0 {
+				first = e
+			}
+			if least == nil || e.used < least.used {
+				least = e
+			}
+			last = e
+		}
+	}
+	switch {
+	case first != nil:
+		return first
+	case c.cfg.replayable:
+		return least
+	case c.cfg.repeatLast:
+		return last
+	}
+	return nil
 }
 
 func cloneRequest(r *Request) *Request {

@@ -118,6 +118,24 @@ func (x *matchIndex) lookup(cfg *config, gn *norm) (first, last *entry) {
 	return first, last
 }
 
+// leastUsed returns, of the ready entries the default match finds the
+// same as gn, the first of those that answered the fewest times.
+func (x *matchIndex) leastUsed(cfg *config, gn *norm) *entry {
+	weak, _ := cfg.keys(gn)
+	var least *entry
+	for _, cl := range x.byWeak[weak] {
+		if len(cl.members) == 0 || !cfg.same(gn, &cl.rep) {
+			continue
+		}
+		for _, e := range cl.members {
+			if least == nil || e.used < least.used || e.used == least.used && e.index < least.index {
+				least = e
+			}
+		}
+	}
+	return least
+}
+
 // sameClass says a and b are equal in all that matching looks at:
 // method, path, query, matched headers, whether the body is JSON, and the
 // body: as bytes when it is not JSON, else as JSON with ignored fields

@@ -73,6 +73,8 @@ type config struct {
 	keptHeaders    map[string]bool
 	matcher        func(got, recorded *Request, next MatchFunc) bool
 	repeatLast     bool
+	replayable     bool
+	passthrough    []func(*http.Request) bool
 	recordedSpeed  bool
 	sleep          func(context.Context, time.Duration) error
 	faults         []Fault
@@ -179,8 +181,38 @@ func WithMatcher(m func(got, recorded *Request, next MatchFunc) bool) Option {
 // with the last of them again, instead of failing with a [*MissError].
 // For polling, and for tests that make a call a varying number of times;
 // by default an extra call is an error, because it is a change in what the
-// code does.
+// code does. [WithReplayableInteractions] gives them all again instead.
 func WithRepeatLast() Option { return func(c *config) { c.repeatLast = true } }
+
+// WithReplayableInteractions lets a recorded answer be used again: a
+// request whose recorded answers were all given gets them again, in
+// order (the one given the fewest times, the first of those), instead of
+// failing with a [*MissError]. For tests that make the same call any
+// number of times (subtests sharing a cassette, a health check, a call in
+// a loop whose length varies).
+//
+// It is go-vcr's option of the same name, with one difference: go-vcr
+// then always answers with the first matching interaction, so a recorded
+// 429 and the 200 that followed it give the 429 forever; here they are
+// given in turn, and each call retries into its 200 as it did live. It
+// takes precedence over [WithRepeatLast].
+func WithReplayableInteractions() Option { return func(c *config) { c.replayable = true } }
+
+// WithPassthrough sends the requests pass returns true for to the network
+// (the next transport of the chain, or [WithTransport]'s) in every mode,
+// untouched: they are neither matched nor recorded. For calls a test
+// makes for real next to the replayed ones: a local service of its own, a
+// tool's API, a token endpoint. It is go-vcr's option of the same name;
+// it may be given several times, and a request passes through when any
+// says so. pass gets the caller's request, credentials included, and must
+// not read its body (req.GetBody gives a copy, when set).
+func WithPassthrough(pass func(req *http.Request) bool) Option {
+	return func(c *config) {
+		if pass != nil {
+			c.passthrough = append(c.passthrough, pass)
+		}
+	}
+}
 
 // WithRecordedSpeed replays at the recorded pace: each response after its
 // recorded latency, each frame of a stream at its recorded offset. By
