@@ -266,6 +266,9 @@ func closeRequest(req *http.Request) {
 type answer struct {
 	e *entry
 	f *Fault
+	// shortWait says the recorded Retry-After headers are replayed
+	// shortened (WithRetryAfter).
+	shortWait bool
 }
 
 // find looks for the answer to got (see pick) and a fault that applies.
@@ -293,10 +296,11 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 			continue
 		}
 		f.fired = true
-		if !f.replaces() {
-			chosen.used++
+		if f.replaces() {
+			return &answer{e: chosen, f: &f.Fault}, nil, nil
 		}
-		return &answer{e: chosen, f: &f.Fault}, nil, nil
+		chosen.used++
+		return &answer{e: chosen, f: &f.Fault, shortWait: c.shortensWait(got, &gn, chosen)}, nil, nil
 	}
 	if chosen == nil {
 		if c.mode != ModeReplay {
@@ -305,7 +309,20 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 		return nil, c.miss(got, &gn), nil
 	}
 	chosen.used++
-	return &answer{e: chosen}, nil, nil
+	return &answer{e: chosen, shortWait: c.shortensWait(got, &gn, chosen)}, nil, nil
+}
+
+// shortensWait says the answer e, just given to got, is replayed with its
+// Retry-After headers shortened: WithRetryAfter is on, they ask for
+// longer, and the cassette holds another answer for the retry (see
+// WithRetryAfter). Called with c.mu held.
+func (c *Cassette) shortensWait(got *Request, gn *norm, e *entry) bool {
+	r := e.it.Response
+	if c.cfg.retryAfter < 0 || r == nil || !waitsLonger(r.Header, c.cfg.retryAfter) {
+		return false
+	}
+	next := c.pick(got, gn)
+	return next != nil && next != e
 }
 
 // pick returns the recorded interaction that answers got: the first that
@@ -487,7 +504,11 @@ func (c *Cassette) play(req *http.Request, a *answer) (*http.Response, error) {
 			end = io.ErrUnexpectedEOF
 		}
 	}
-	resp := c.response(req, r.Status, r.Header.Clone(), r.ContentLength, frames, gaps, end)
+	h := r.Header.Clone()
+	if a.shortWait {
+		shortenWait(h, c.cfg.retryAfter)
+	}
+	resp := c.response(req, r.Status, h, r.ContentLength, frames, gaps, end)
 	resp.TransferEncoding = slices.Clone(r.TransferEncoding)
 	resp.Uncompressed = r.Uncompressed
 	return resp, nil

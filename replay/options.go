@@ -76,10 +76,15 @@ type config struct {
 	replayable     bool
 	passthrough    []func(*http.Request) bool
 	recordedSpeed  bool
-	sleep          func(context.Context, time.Duration) error
-	faults         []Fault
-	beforeSave     []func(*Interaction) error
-	maxBody        int64
+	// retryAfter caps the waits replayed answers ask for (WithRetryAfter);
+	// negative keeps them as recorded. retryAfterByDefault says it is
+	// ForTest's default, which WithRecordedSpeed turns off.
+	retryAfter          time.Duration
+	retryAfterByDefault bool
+	sleep               func(context.Context, time.Duration) error
+	faults              []Fault
+	beforeSave          []func(*Interaction) error
+	maxBody             int64
 }
 
 // defaultKept are the request headers a cassette keeps: they say what was
@@ -88,7 +93,7 @@ type config struct {
 var defaultKept = []string{"Content-Type", "Accept", "Openai-Beta", "Anthropic-Version", "Anthropic-Beta", "X-Stainless-Retry-Count"}
 
 func newConfig(opts []Option) config {
-	c := config{ignoredQuery: map[string]bool{}, keptHeaders: map[string]bool{}, sleep: sleep, maxBody: DefaultMaxBody}
+	c := config{ignoredQuery: map[string]bool{}, keptHeaders: map[string]bool{}, sleep: sleep, maxBody: DefaultMaxBody, retryAfter: -1}
 	for _, h := range defaultKept {
 		c.keptHeaders[h] = true
 	}
@@ -99,6 +104,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.transport == nil {
 		c.transport = http.DefaultTransport
+	}
+	if c.retryAfterByDefault && c.recordedSpeed {
+		c.retryAfter = -1
 	}
 	c.ign = newIgnorer(c.ignoredFields)
 	return c
@@ -218,6 +226,28 @@ func WithPassthrough(pass func(req *http.Request) bool) Option {
 // recorded latency, each frame of a stream at its recorded offset. By
 // default everything is given at once.
 func WithRecordedSpeed() Option { return func(c *config) { c.recordedSpeed = true } }
+
+// WithRetryAfter shortens the waits replayed rate limits and overloads
+// ask for: a Retry-After or retry-after-ms header of a replayed answer
+// asking for longer than limit is replayed as limit (Retry-After in whole
+// seconds, rounded down). An SDK that honours them (openai-go, the
+// Anthropic SDK, [middleware.Retry]) then retries at once, and a test of
+// the retry path does not sleep as long as the provider made it sleep
+// when it was recorded. A negative limit keeps them as recorded, the
+// default of [New]; [ForTest] replays them as 0 unless given this option
+// or [WithRecordedSpeed].
+//
+// A wait is shortened only when the cassette holds an answer for the
+// retry: a later recorded request that matches the same request and has
+// not answered yet (any other that matches, with
+// [WithReplayableInteractions]). Otherwise the client did not retry
+// when it was recorded (the wait was longer than it would wait: openai-go
+// gives up past 2 minutes, middleware.Retry past its MaxRetryAfter), and
+// the recorded wait makes it give up again, rather than retry into a
+// [*MissError]. Headers of a [Fault] are given as they are.
+func WithRetryAfter(limit time.Duration) Option {
+	return func(c *config) { c.retryAfter, c.retryAfterByDefault = limit, false }
+}
 
 // WithSleep replaces how the cassette waits (recorded speed, Delay and
 // FrameDelay faults), for tests of those waits. sleep must return early,
