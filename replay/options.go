@@ -238,9 +238,9 @@ func WithRecordedSpeed() Option { return func(c *config) { c.recordedSpeed = tru
 // or [WithRecordedSpeed].
 //
 // A wait is shortened only when the cassette holds an answer for the
-// retry: a later recorded request that matches the same request and has
-// not answered yet (any other that matches, with
-// [WithReplayableInteractions]). Otherwise the client did not retry
+// retry: another recorded interaction that matches the same request and
+// would answer it next (one not used yet; with
+// [WithReplayableInteractions], any other). Otherwise the client did not retry
 // when it was recorded (the wait was longer than it would wait: openai-go
 // gives up past 2 minutes, middleware.Retry past its MaxRetryAfter), and
 // the recorded wait makes it give up again, rather than retry into a

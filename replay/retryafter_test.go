@@ -187,3 +187,33 @@ func TestWithRetryAfterCaps(t *testing.T) {
 	readAll(t, post(t, c.Client(), "http://x/v1/chat/completions", `{}`))
 	require.NoError(t, c.Close())
 }
+
+// ForTest's default gives way to WithRetryAfter and WithRecordedSpeed.
+func TestForTestShortensWaitsUnlessAsked(t *testing.T) {
+	path := cassettePath(t)
+	srv := newFake(t, reply{status: 429, body: []byte(`{}`), header: map[string]string{"Retry-After": "20"}}, reply{body: []byte(`{}`)})
+	rec := open(t, path, replay.WithMode(replay.ModeRecord))
+	for range 2 {
+		readAll(t, post(t, rec.Client(), srv.URL()+"/v1/chat/completions", `{}`))
+	}
+	require.NoError(t, rec.Close())
+	for _, tt := range []struct {
+		name string
+		opts []replay.Option
+		want string
+	}{
+		{"by default", nil, "0"},
+		{"WithRetryAfter", []replay.Option{replay.WithRetryAfter(3 * time.Second)}, "3"},
+		{"WithRetryAfter negative", []replay.Option{replay.WithRetryAfter(-1)}, "20"},
+		{"WithRecordedSpeed", []replay.Option{replay.WithRecordedSpeed()}, "20"},
+		{"WithRecordedSpeed and WithRetryAfter", []replay.Option{replay.WithRecordedSpeed(), replay.WithRetryAfter(0)}, "0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := replay.ForTest(t, path, tt.opts...)
+			resp := post(t, c.Client(), "http://provider.invalid/v1/chat/completions", `{}`)
+			readAll(t, resp)
+			assert.Equal(t, tt.want, resp.Header.Get("Retry-After"))
+			readAll(t, post(t, c.Client(), "http://provider.invalid/v1/chat/completions", `{}`))
+		})
+	}
+}

@@ -16,10 +16,9 @@ import "testing"
 // ([WithRetryAfter](0)), so a test of a retry does not sleep for the
 // Retry-After the provider sent when it was recorded. The wait is no part
 // of what such a test checks (the SDK still reads the header and still
-// retries; the recorder still folds the attempts), while the sleep makes a
-// suite slower each time a cassette is re-recorded on a busy day. Give
-// WithRetryAfter (a negative value keeps them) or [WithRecordedSpeed] to
-// replay them as recorded.
+// retries; the recorder still folds the attempts), and every run of the
+// suite would pay for it. Give WithRetryAfter (a negative value keeps
+// them) or [WithRecordedSpeed] to replay them as recorded.
 func ForTest(tb testing.TB, path string, opts ...Option) *Cassette {
 	tb.Helper()
 	c, err := New(path, append([]Option{shortWaitsInTests}, opts...)...)
