@@ -265,7 +265,8 @@ func excerpt(s, other string, quote func(string) string) string {
 		i--
 	}
 	start := i
-	if quotedLen(s[:i], quote) > maxValue-2*lead {
+	// Quoting never shortens, so a long raw head needs no quoting to know.
+	if head := maxValue - 2*lead; i > head || quotedLen(s[:i], quote) > head {
 		// Walk back rune by rune while the quoted lead fits.
 		for n := 0; start > 0; {
 			_, size := utf8.DecodeLastRuneInString(s[:start])
