@@ -81,12 +81,57 @@
 // # Identity
 //
 // call_id is a ULID ([NewCallID]); timestamp is the start of the call;
-// trace_id comes from [WithTrace], else from a W3C traceparent header;
-// parent_call_id and depth from [WithParent]; speaker from [WithSpeaker],
-// else from the role of the request's last message. server_address and
-// server_port name the server the call went to, from the request's URL
-// (its host without the port, and the port or the scheme's, 443 or 80),
-// on every record.
+// trace_id comes from [WithTrace], else from a W3C traceparent header,
+// else from the conversation the call continues (below); parent_call_id
+// and depth from [WithParent]; speaker from [WithSpeaker], else from the
+// role of the request's last message. server_address and server_port
+// name the server the call went to, from the request's URL (its host
+// without the port, and the port or the scheme's, 443 or 80), on every
+// record.
+//
+// # Who and which feature
+//
+// [WithUser], [WithTags] and [WithMetadata] attribute the calls made under
+// a context, in the style of WithTrace:
+//
+//	ctx = middleware.WithUser(ctx, "user-42")
+//	ctx = middleware.WithTags(ctx, "checkout", "beta")   // adds to the tags ctx has
+//	ctx = middleware.WithMetadata(ctx, "tenant", "acme") // a later value for a key wins
+//
+// Their records carry user_id, tags and metadata: at most 64 tags (the
+// first given, duplicates dropped, order kept) and 64 metadata keys, each
+// value at most 256 bytes; what is over is dropped and named in
+// truncated. They are redacted like everything else: a key-shaped value
+// never reaches a record. The slog sink logs them, otelsink sets user.id,
+// llmhistory.tags and llmhistory.metadata.<key>, and the report groups
+// calls, errors, tokens, spend and latency by user and by tag.
+//
+// # Conversations found without being told
+//
+// A call made with no trace (no WithTrace, no valid traceparent) is given
+// the trace of the conversation it continues, and its record says so with
+// trace_inferred: true. A call continues a conversation when its messages
+// begin with an earlier call's messages followed by that call's answer:
+// what a program does that keeps a message slice and appends each answer
+// and the next question, tool results included. Messages are compared by
+// role and content, not bytes, since SDKs send an answer back in their
+// own form: text run together (a string and a single text part are the
+// same; an absent content and null are the same), tool calls by id, name
+// and arguments compared as JSON, tool results; thinking and the preview
+// below are left out. OpenAI Responses' previous_response_id joins that
+// response's conversation outright. When two earlier calls fit equally
+// (the same answer twice), the most recent wins; two users' calls
+// ([WithUser]) are never joined. A call that continues nothing starts a
+// conversation with a fresh W3C trace id, marked trace_inferred too; a
+// trace the caller gave never is. Calls that carry no messages
+// (embeddings, token counts, unknown endpoints) get no trace.
+//
+// The work is done on the recorder's goroutine from the parse it makes
+// anyway, never on the call's path; it keeps, for the
+// [DefaultConversations] most recent conversations ([WithConversations];
+// 0 turns it off), the hashes of their last few states and response ids,
+// never their messages. A conversation whose requests are longer than the
+// capture cap ([WithMaxBody]) cannot be followed: each call starts one.
 //
 // # What the model said
 //
@@ -125,10 +170,11 @@
 //	- 12:01:03 tool openai.chat.completions.create model=gpt-4o ok chat.completion 812ms
 //
 // The lines hold no payload (no args, kwargs, output, program source or
-// error message), at most 160 bytes each, secrets redacted. Calls without
-// a trace share one conversation: the records made without a trace. A
-// call whose conversation has a call that ended but is not in the history
-// yet waits up to 50ms for it, so an agent's next step sees its last.
+// error message), at most 160 bytes each, secrets redacted. A call
+// without a trace previews the conversation the recorder finds it
+// continues, from its body as the caller wrote it. A call whose
+// conversation has a call that ended but is not in the history yet waits
+// up to 50ms for it, so an agent's next step sees its last.
 //
 // The guidance goes where each API takes it, and the provider that
 // recognizes the request says where (providers.GuidanceEditor): a system

@@ -21,7 +21,12 @@ type Report struct {
 	Tokens     []Tokens    `json:"tokens"`
 	// Spend is what the records cost: in total, by model, speaker and
 	// trace, over time, on failures and retries, and what is unpriced.
-	Spend      Spend      `json:"spend"`
+	Spend Spend `json:"spend"`
+	// Users and Tags group the records by user_id and by tag: calls,
+	// errors, tokens, spend and latency, the largest first ("(none)" for
+	// records without; a record with two tags counts in both).
+	Users      []Group    `json:"users"`
+	Tags       []Group    `json:"tags"`
 	Depth      []Count    `json:"depth"`
 	Traces     Traces     `json:"traces"`
 	Duplicates Duplicates `json:"duplicates"`

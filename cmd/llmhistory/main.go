@@ -20,7 +20,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
+	"strings"
 )
 
 func main() {
@@ -121,24 +123,41 @@ func newFlags(name, usageLine, about string, io stdio) *flag.FlagSet {
 }
 
 // parseFlags parses args; it returns the exit code to stop with, or -1 to
-// go on. -h prints usage to stdout and succeeds; a bad flag prints the
-// complaint and usage to stderr.
+// go on. Flags may come before, between or after the other arguments, as
+// people type them (report x.jsonl -format html); "--" ends the flags.
+// fs.Args() is then the other arguments, in order. -h prints usage to
+// stdout and succeeds; a bad flag prints one line saying what is wrong
+// and where the flags are, on stderr.
 func parseFlags(fs *flag.FlagSet, args []string, io stdio) int {
 	// The flag package prints usage before returning ErrHelp; hold what
 	// it prints until we know which stream it belongs on.
 	var held bytes.Buffer
 	fs.SetOutput(&held)
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		fs.SetOutput(io.err)
-		return -1
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(io.out)
-		fs.Usage()
-		return exitOK
+	var rest, after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
 	}
-	io.err.Write(held.Bytes())
+	for {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.SetOutput(io.out)
+			fs.Usage()
+			return exitOK
+		case err != nil:
+			complaint, _, _ := strings.Cut(held.String(), "\n")
+			fmt.Fprintf(io.err, "llmhistory %s: %s (llmhistory %s -h lists the flags)\n", fs.Name(), complaint, fs.Name())
+			fs.SetOutput(io.err)
+			return exitUsage
+		}
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
+		rest, args = append(rest, args[0]), args[1:]
+	}
+	rest = append(rest, after...)
+	// Leave fs.Args() as the arguments, flags taken out.
+	_ = fs.Parse(append([]string{"--"}, rest...))
 	fs.SetOutput(io.err)
-	return exitUsage
+	return -1
 }
