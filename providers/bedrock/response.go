@@ -136,9 +136,9 @@ func readConverseBody(resp *providers.Response) providers.Result {
 type converse struct {
 	text    strings.Builder
 	calls   []providers.ToolCall
-	args    [][]byte        // each call's input fragments, streamed
-	byIndex map[int64]int   // a content block's index -> its call
-	reason  string          // stopReason
+	args    [][]byte      // each call's input fragments, streamed
+	byIndex map[int64]int // a content block's index -> its call
+	reason  string        // stopReason
 	usage   providers.UsageReader
 	stopped bool // messageStop, or a whole answer's stopReason
 	failed  bool
