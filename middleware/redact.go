@@ -203,13 +203,22 @@ func credentials(h http.Header, u *url.URL) []string {
 		}
 	}
 	if u != nil && u.RawQuery != "" {
-		q := u.Query()
-		for _, p := range secretParams {
-			for _, v := range q[p] {
-				add(v)
-				if p == "X-Amz-Credential" {
-					add(accessKeyID(v))
-				}
+		for pair := range strings.SplitSeq(u.RawQuery, "&") {
+			k, raw, _ := strings.Cut(pair, "=")
+			k, err := url.QueryUnescape(k)
+			if err != nil || !IsSecretParam(k) {
+				continue
+			}
+			// As sent, and decoded: a server may echo either (a session
+			// token's '=' travels as %3D).
+			add(raw)
+			v, err := url.QueryUnescape(raw)
+			if err != nil {
+				continue
+			}
+			add(v)
+			if k == "X-Amz-Credential" {
+				add(accessKeyID(v))
 			}
 		}
 	}
