@@ -194,7 +194,10 @@ func (c *converse) frame(f frame) bool {
 		}
 		c.stopped = true
 	case "metadata":
+		// The last event, after messageStop: it ends the stream too, for
+		// a tail the capture kept without messageStop.
 		c.usage.Read(root.Get("usage"))
+		c.stopped = true
 	}
 	return true
 }
@@ -280,7 +283,9 @@ func readStream(resp *providers.Response, fn func(frame) bool, result func(eof b
 	}
 	midFrame := errors.Is(err, errShort) && !stopped
 	res := result(resp.EOF && !midFrame)
-	if midFrame && resp.EOF && !res.Finished && res.Outcome.OK {
+	if midFrame && resp.EOF && res.Outcome.OK {
+		// Whatever came before, the last frame was cut: its bytes (the
+		// usage, most often) are lost.
 		providers.Unfinished(&res, errShort.Error())
 	}
 	return res
