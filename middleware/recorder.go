@@ -16,13 +16,14 @@ import (
 	"github.com/llmhistory/llmhistory/providers/bedrock"
 	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/providers/generic"
+	"github.com/llmhistory/llmhistory/providers/ollama"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
 // builtinProviders are asked after the ones given with WithProviders; the
 // generic provider recognizes everything, so it comes last.
-var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, anthropic.Provider{}, bedrock.Provider{}, generic.Provider{}}
+var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, anthropic.Provider{}, bedrock.Provider{}, ollama.Provider{}, generic.Provider{}}
 
 // Recorder turns every call through its middleware into one history
 // record. It is safe for concurrent use; share one across clients.
