@@ -77,3 +77,21 @@ func TestGuardrailIntervened(t *testing.T) {
 	assert.Equal(t, "guardrail_intervened", res.Outcome.FinishReason)
 	assert.Equal(t, 12, res.Usage.InputTokens)
 }
+
+// Without the X-Amzn-ErrorType header (a proxy that drops it), the body's
+// __type or code names the exception, as the SDK's own snapshots write it.
+func TestErrorTypeFromBody(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		body, want string
+	}{
+		{429, `{"__type":"ThrottlingException","message":"Too many requests"}`, record.ErrorRateLimit},
+		{400, `{"__type":"com.amazon.coral.validate#ValidationException","message":"Input is too long for requested model."}`, record.ErrorContextLength},
+		{400, `{"code":"ModelTimeoutException","message":"timed out"}`, record.ErrorTimeout},
+		{403, `{"Message":"User is not authorized"}`, record.ErrorPermission},
+	} {
+		res := bedrock.Provider{}.ParseResponse(&providers.Call{MethodName: bedrock.MethodConverse}, &providers.Response{StatusCode: tc.status, Body: []byte(tc.body), EOF: true})
+		assert.Equal(t, tc.want, res.Outcome.ErrorType, tc.body)
+		assert.NotEmpty(t, res.ErrorMessage, tc.body)
+	}
+}
