@@ -64,7 +64,9 @@
 // comes, the dedup window ends, or the recorder closes; success and other
 // failures are emitted at once. The recorder recognizes a retry, in
 // order, by a call ID in the context ([WithCallID]), an Idempotency-Key
-// header, or else an identical request (method, URL, body, trace) that
+// header, an AWS SDK's amz-sdk-invocation-id (kept across the attempts of
+// one call; "amz-sdk-request: attempt=1" marks a first attempt, which
+// claims nothing), or else an identical request (method, URL, body, trace) that
 // begins after the failure was handed back to its caller, and that is
 // either the same request value sent again (genai resends the
 // *http.Request it was given), made under the same context (a retry loop

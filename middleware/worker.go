@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
@@ -290,7 +291,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.TimeToFirstChunkMS = float64(f.firstChunk.Sub(a.firstStart()).Microseconds()) / 1000
 	}
 	a.r.scanCode(&rec, res)
-	if p := a.r.cfg.prices; p != nil && rec.Usage != nil && rec.Model != "" {
+	if p := a.r.cfg.prices; p != nil && rec.Usage != nil && rec.Model != "" && !cost.Local(rec.MethodName) {
 		// After the model and usage are final. Table.Apply would allocate
 		// the cost; Table.Cost does not.
 		if c, ok := p.Cost(rec.Model, *rec.Usage); ok {

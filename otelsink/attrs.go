@@ -85,8 +85,16 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 		return opEmbeddings, attribute.KeyValue{}
 	case "gemini.models.generateContent", "gemini.models.streamGenerateContent":
 		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
-	case "anthropic.messages.create":
+	case "anthropic.messages.create", "bedrock.converse", "bedrock.converse_stream", "ollama.chat":
 		return semconv.GenAIOperationNameChat.Value.AsString(), attribute.KeyValue{}
+	case "bedrock.invoke_model", "bedrock.invoke_model_with_response_stream":
+		// A body in the model family's own shape: chat for some, a prompt
+		// for others, embeddings for a few; the method does not say which.
+		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
+	case "ollama.generate":
+		return semconv.GenAIOperationNameTextCompletion.Value.AsString(), attribute.KeyValue{}
+	case "ollama.embed":
+		return opEmbeddings, attribute.KeyValue{}
 	case "gemini.models.countTokens", "anthropic.messages.count_tokens":
 		return opCountTokens, attribute.KeyValue{}
 	}
@@ -125,6 +133,7 @@ var providerNames = map[string]string{
 	"gemini":     semconv.GenAIProviderNameGCPGenAI.Value.AsString(),
 	"anthropic":  semconv.GenAIProviderNameAnthropic.Value.AsString(),
 	"bedrock":    semconv.GenAIProviderNameAWSBedrock.Value.AsString(),
+	"ollama":     "ollama", // the conventions list no name for it: its own
 	"mistral":    semconv.GenAIProviderNameMistralAI.Value.AsString(),
 	"xai":        semconv.GenAIProviderNameXAI.Value.AsString(),
 	"vertexai":   semconv.GenAIProviderNameGCPVertexAI.Value.AsString(),
@@ -173,12 +182,12 @@ func finishReason(raw string) string {
 		return "stop"
 	case "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_context_window_exceeded":
 		return "length"
-	case "content_filter", "refusal", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+	case "content_filter", "refusal", "guardrail_intervened", "content_filtered", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
 		return "content_filter"
 	case "tool_calls", "function_call", "tool_use":
 		return "tool_call"
-	case "failed", "cancelled", "error", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+	case "failed", "cancelled", "error", "malformed_model_output", "malformed_tool_use", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
 		"LANGUAGE", "MISSING_THOUGHT_SIGNATURE":
 		return "error"
 	}
@@ -212,8 +221,14 @@ func readKwargs(kw []byte) request {
 		}
 		q.params = append(q.params, kv)
 	}
-	gjson.ParseBytes(kw).ForEach(func(k, v gjson.Result) bool {
+	var read func(k, v gjson.Result) bool
+	read = func(k, v gjson.Result) bool {
 		switch k.String() {
+		case "inferenceConfig", "options":
+			// Bedrock Converse's and Ollama's parameters, one level down.
+			if v.IsObject() {
+				v.ForEach(read)
+			}
 		case "model":
 			if v.Type == gjson.String {
 				q.model = v.String()
@@ -232,7 +247,7 @@ func readKwargs(kw []byte) request {
 			if v.Type == gjson.Number {
 				add(semconv.GenAIRequestTopK(v.Float()))
 			}
-		case "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens":
+		case "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens", "maxTokens", "num_predict", "max_gen_len":
 			if v.Type == gjson.Number {
 				add(semconv.GenAIRequestMaxTokens(int(v.Int())))
 			}
@@ -285,7 +300,8 @@ func readKwargs(kw []byte) request {
 			}
 		}
 		return true
-	})
+	}
+	gjson.ParseBytes(kw).ForEach(read)
 	return q
 }
 

@@ -406,6 +406,10 @@ func TestKwargs(t *testing.T) {
 			[]attribute.KeyValue{semconv.GenAIRequestTopK(3), semconv.GenAIRequestChoiceCount(2)}},
 		{"anthropic", `{"model":"m","max_tokens":1024,"top_k":5,"stop_sequences":["\n\nHuman:"]}`,
 			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(1024), semconv.GenAIRequestTopK(5), semconv.GenAIRequestStopSequences("\n\nHuman:")}},
+		{"bedrock converse", `{"model":"m","inferenceConfig":{"maxTokens":512,"temperature":0.2,"topP":0.9,"stopSequences":["END"]}}`,
+			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(512), semconv.GenAIRequestTemperature(0.2), semconv.GenAIRequestTopP(0.9), semconv.GenAIRequestStopSequences("END")}},
+		{"ollama", `{"model":"m","options":{"num_predict":50,"temperature":0,"top_k":40,"seed":7,"stop":["END"]}}`,
+			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(50), semconv.GenAIRequestTemperature(0), semconv.GenAIRequestTopK(40), semconv.GenAIRequestSeed(7), semconv.GenAIRequestStopSequences("END")}},
 		{"embeddings", `{"model":"m","encoding_format":"base64"}`, []attribute.KeyValue{semconv.GenAIRequestEncodingFormats("base64")}},
 		{"first spelling wins", `{"max_tokens":1,"max_completion_tokens":2}`, []attribute.KeyValue{semconv.GenAIRequestMaxTokens(1)}},
 		{"wrong types are left out", `{"temperature":"hot","seed":null,"stop":[1,2]}`, nil},
@@ -435,10 +439,16 @@ func TestOperationAndProvider(t *testing.T) {
 		// required provider name is the fallback.
 		{"http.POST /v1/rerank", "http.POST", "_OTHER"},
 		{"http.GET /v1/models/gpt-4o?x=1", "http.GET", "_OTHER"},
+		{"bedrock.converse", "chat", "aws.bedrock"},
+		{"bedrock.converse_stream", "chat", "aws.bedrock"},
+		{"bedrock.invoke_model", "generate_content", "aws.bedrock"},
+		{"bedrock.invoke_model_with_response_stream", "generate_content", "aws.bedrock"},
+		{"ollama.chat", "chat", "ollama"},
+		{"ollama.generate", "text_completion", "ollama"},
+		{"ollama.embed", "embeddings", "ollama"},
 		// Providers of your own: their method names, their names, or the
 		// conventions' when it is a well-known one.
-		{"ollama.chat", "ollama.chat", "ollama"},
-		{"bedrock.converse", "bedrock.converse", "aws.bedrock"},
+		{"ollama.pull", "ollama.pull", "ollama"},
 		{"mistral.chat.complete", "mistral.chat.complete", "mistral_ai"},
 		{"", "_OTHER", "_OTHER"},
 	} {

@@ -85,7 +85,10 @@ type Response struct {
 	ContentType string
 	// Header is the response's headers, without cookies. As with
 	// Request.Header, the recorder fills it only for providers given with
-	// middleware.WithProviders; a built-in provider gets nil.
+	// middleware.WithProviders, and for every provider when StatusCode is
+	// 400 or more (errors are rare, and some APIs name the error in a
+	// header: Bedrock's X-Amzn-ErrorType); a built-in provider reading a
+	// success gets nil.
 	Header http.Header
 	// Body is the captured body, decompressed. When Truncated, it is the
 	// head of the body and Tail holds its last bytes, so that what comes at

@@ -637,7 +637,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 </table>
 {{- end}}
 <h3>Unpriced calls</h3>
-{{- if or .UnpricedRecords .NoUsageRecords}}
+{{- if or .UnpricedRecords .NoUsageRecords .LocalRecords}}
 <table>
 <tr><th>Reason</th><th class="n">Records</th><th class="n">Share of records</th></tr>
 {{- range $.Unpriced}}{{if .Count}}

@@ -439,7 +439,7 @@ func (r *Report) markdownSpend(m *mdWriter) {
 	}
 
 	m.printf("### Unpriced calls\n\n")
-	if s.UnpricedRecords+s.NoUsageRecords == 0 {
+	if s.UnpricedRecords+s.NoUsageRecords+s.LocalRecords == 0 {
 		m.printf("Every record was priced.\n\n")
 		return
 	}

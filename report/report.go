@@ -214,6 +214,10 @@ type Spend struct {
 	// NoUsageRecords have neither usage nor cost: most are failed calls,
 	// which the provider billed nothing for or did not say.
 	NoUsageRecords int64 `json:"no_usage_records"`
+	// LocalRecords ran on a model on the caller's own machine (Ollama's
+	// native API, [cost.Local]): they cost nothing per token, and are
+	// counted as local, neither priced nor unpriced.
+	LocalRecords int64 `json:"local_records,omitempty"`
 	// UnpricedModels are the models of the UnpricedRecords, most often
 	// first: the prices the table is missing ("(none)": no model).
 	UnpricedModels []Count `json:"unpriced_models"`

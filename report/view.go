@@ -324,23 +324,31 @@ func (r *Report) pricing() string {
 // tokens (most failed ones) cost nothing, and is not unpriced.
 func (r *Report) spendSentence() string {
 	s := r.Spend
+	local := ""
+	if s.LocalRecords > 0 {
+		local = fmt.Sprintf(" %s ran on a local model, not priced.", plural(s.LocalRecords, "call", "calls"))
+	}
 	switch {
 	case s.PricedRecords == 0:
-		return " No call has a cost."
+		return " No call has a cost." + local
 	case s.UnpricedRecords == 0:
-		return fmt.Sprintf(" Spend %s, every call that used tokens priced.", money(s.USD))
+		return fmt.Sprintf(" Spend %s, every call that used tokens priced.%s", money(s.USD), local)
 	}
-	return fmt.Sprintf(" Spend %s on %s; %s used tokens but %s unpriced.", money(s.USD),
+	return fmt.Sprintf(" Spend %s on %s; %s used tokens but %s unpriced.%s", money(s.USD),
 		plural(s.PricedRecords, "priced call", "priced calls"), plural(s.UnpricedRecords, "call", "calls"),
-		map[bool]string{true: "is", false: "are"}[s.UnpricedRecords == 1])
+		map[bool]string{true: "is", false: "are"}[s.UnpricedRecords == 1], local)
 }
 
 // spendText is the sentence that opens the Spend section.
 func (r *Report) spendText() string {
 	s := r.Spend
 	if s.PricedRecords == 0 {
-		return fmt.Sprintf("No record has a cost: %s without usage, %s with usage but a model the price table does not know.",
-			num(s.NoUsageRecords), num(s.UnpricedRecords))
+		local := ""
+		if s.LocalRecords > 0 {
+			local = fmt.Sprintf(", %s of a local model (Ollama), which costs nothing per token", num(s.LocalRecords))
+		}
+		return fmt.Sprintf("No record has a cost: %s without usage, %s with usage but a model the price table does not know%s.",
+			num(s.NoUsageRecords), num(s.UnpricedRecords), local)
 	}
 	return fmt.Sprintf("%s on %s of %s. Each record is priced on its last attempt's usage: for a call that needed retries, what the earlier attempts cost, if anything, is not in its record. A record can both need retries and end in error.",
 		money(s.USD), num(s.PricedRecords), plural(r.Summary.Records, "record", "records"))
@@ -436,10 +444,14 @@ func (r *Report) cacheText() string {
 // unpricedRows are the reasons a record has no cost.
 func (r *Report) unpricedRows() []row {
 	s := r.Spend
-	return []row{
+	rows := []row{
 		{Label: "usage, but a model the price table does not know", Count: s.UnpricedRecords, Share: percent(s.UnpricedRecords, r.Summary.Records)},
 		{Label: "no usage (most are failed calls)", Count: s.NoUsageRecords, Share: percent(s.NoUsageRecords, r.Summary.Records)},
 	}
+	if s.LocalRecords > 0 {
+		rows = append(rows, row{Label: "local: a model on the caller's machine (Ollama), nothing to price", Count: s.LocalRecords, Share: percent(s.LocalRecords, r.Summary.Records)})
+	}
+	return rows
 }
 
 // FormatUSD writes US dollars as the report does, for people: to the cent

@@ -84,26 +84,36 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if method == "" {
 		return providers.Call{}, false
 	}
-	call := providers.Call{
+	return ReadRequest(req, providers.Call{
 		Provider:   "anthropic",
 		MethodName: method,
 		Model:      urlModel,
 		Stream:     stream,
-		Args:       json.RawMessage("[]"),
-		Kwargs:     json.RawMessage("{}"),
-	}
+	}), true
+}
+
+// ReadRequest reads the body of a Messages request into call, whose
+// Provider, MethodName and Stream the caller has set. When call.Model is
+// set, the URL named the model (Claude on Vertex AI and on Amazon Bedrock,
+// whose bodies have none): it leads the kwargs, as it would in the body,
+// unless the body names one too. It is the reading ParseRequest does, for
+// a provider that carries Messages bodies under URLs of its own
+// (providers/bedrock's InvokeModel).
+func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
+	urlModel := call.Model
+	call.Args, call.Kwargs = json.RawMessage("[]"), json.RawMessage("{}")
 	body := bytes.TrimSpace(req.Body)
 	if req.BodyTruncated {
 		if len(body) > 0 {
 			call.Truncated = []string{"args", "kwargs"}
 		}
-		return call, true
+		return call
 	}
 	if len(body) == 0 || body[0] != '{' || !record.ValidJSON(body) {
 		if urlModel != "" {
 			call.Kwargs = json.RawMessage(`{"model":` + quote(urlModel) + `}`)
 		}
-		return call, true
+		return call
 	}
 	var (
 		args      [][]byte
@@ -158,7 +168,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if last.Exists() {
 		call.Speaker = speaker(last)
 	}
-	return call, true
+	return call
 }
 
 // messages returns the turns of a conversation, with their large inline

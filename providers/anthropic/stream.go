@@ -58,22 +58,7 @@ func parseStream(resp *providers.Response) providers.Result {
 		// Bytes, but not one event: nothing a client could read.
 		return providers.NotJSON(len(resp.Body))
 	}
-	for _, b := range s.blocks {
-		c := &s.m.calls[b.call]
-		if len(b.args) > 0 {
-			c.Arguments = string(b.args)
-		} else {
-			c.Arguments = b.input // "{}" for a call without arguments
-		}
-	}
-	s.m.finished = s.stopped || s.m.failed
-	res := s.m.result()
-	if resp.EOF && !res.Finished && res.Outcome.OK {
-		// Read to its end without message_stop: the caller cannot know it
-		// had the whole answer, whatever came before.
-		providers.Unfinished(&res, "the stream ended without message_stop")
-	}
-	return res
+	return s.result(resp.EOF)
 }
 
 func (s *stream) scan(b []byte) {
@@ -205,4 +190,67 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 			b.args = append(b.args, partial.String()...)
 		}
 	}
+}
+
+// Events assembles a Messages stream whose events come one at a time,
+// each the JSON of one event (what an SSE frame's "data:" holds), framed
+// otherwise than by SSE: Amazon Bedrock's InvokeModelWithResponseStream
+// carries each event in an eventstream message of its own
+// (providers/bedrock). The events are read as ParseResponse reads a
+// stream's. The zero value is ready to use; an Events is not safe for
+// concurrent use.
+type Events struct {
+	s    stream
+	init bool
+}
+
+// Add reads one event and reports whether the stream may go on: false
+// once an error event ended it. data must not change until Result has
+// returned: what is kept of it is copied only then.
+func (e *Events) Add(data []byte) bool {
+	if !e.init {
+		e.s.m.class, e.init = ClassMessage, true
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || !record.ValidJSON(data) {
+		return !e.s.m.failed // not an event: skipped, as a stream's cut frame is
+	}
+	e.s.events++
+	e.s.event("", wire.Parse(data), data)
+	return !e.s.m.failed
+}
+
+// Events reports how many events were read.
+func (e *Events) Events() int { return e.s.events }
+
+// Result settles the outcome of the events read, as ParseResponse settles
+// a stream's: message_stop makes it finished, and a stream read to its end
+// (eof) without one is record.ErrorIncomplete. The result owns its strings.
+func (e *Events) Result(eof bool) providers.Result {
+	if !e.init {
+		e.s.m.class, e.init = ClassMessage, true
+	}
+	res := e.s.result(eof)
+	wire.Detach(&res)
+	return res
+}
+
+// result settles the stream's outcome once its events are read.
+func (s *stream) result(eof bool) providers.Result {
+	for _, b := range s.blocks {
+		c := &s.m.calls[b.call]
+		if len(b.args) > 0 {
+			c.Arguments = string(b.args)
+		} else {
+			c.Arguments = b.input // "{}" for a call without arguments
+		}
+	}
+	s.m.finished = s.stopped || s.m.failed
+	res := s.m.result()
+	if eof && !res.Finished && res.Outcome.OK {
+		// Read to its end without message_stop: the caller cannot know it
+		// had the whole answer, whatever came before.
+		providers.Unfinished(&res, "the stream ended without message_stop")
+	}
+	return res
 }
