@@ -95,3 +95,7 @@
 //
 // Sinks are safe for concurrent use.
 package record
+
+// The JSON Schema of the format, docs/record.schema.json, is generated
+// from Fields and the field table of docs/record-format.md.
+//go:generate go run ./internal/schemagen
