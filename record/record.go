@@ -556,3 +556,58 @@ func normalizeRaw(raw json.RawMessage, open byte) json.RawMessage {
 	}
 	return appendRawContainer(nil, raw, open)
 }
+
+// String sums up a usage for people: "12 tokens (9 in, 3 out)", with the
+// cached, cache-written and reasoning parts when there are any.
+func (u Usage) String() string {
+	b := strconv.AppendInt(nil, int64(u.TotalTokens), 10)
+	b = append(b, " tokens ("...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, " in"...)
+	if u.CachedTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.CachedTokens), 10)
+		b = append(b, " cached"...)
+	}
+	if u.CacheWriteTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.CacheWriteTokens), 10)
+		b = append(b, " written to the cache"...)
+	}
+	b = append(b, "; "...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	b = append(b, " out"...)
+	if u.ReasoningTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
+		b = append(b, " reasoning"...)
+	}
+	return string(append(b, ')'))
+}
+
+// String is a cost for people: "$0.000123 (litellm-2026-07-24)".
+func (c Cost) String() string {
+	return "$" + strconv.FormatFloat(c.USD, 'f', -1, 64) + " (" + c.Table + ")"
+}
+
+// String sums up an outcome for people: "ok chat.completion",
+// "error rate_limit (retriable)", "canceled".
+func (o Outcome) String() string {
+	s := o.Status
+	if s == "" {
+		s = "unknown"
+	}
+	switch {
+	case o.OK && o.ValueClass != "":
+		s += " " + o.ValueClass
+	case !o.OK && o.ErrorType != "":
+		s += " " + o.ErrorType
+	}
+	if o.HTTPStatus != 0 {
+		s += " (HTTP " + strconv.Itoa(o.HTTPStatus) + ")"
+	}
+	if o.Retriable {
+		s += " (retriable)"
+	}
+	return s
+}

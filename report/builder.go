@@ -923,8 +923,12 @@ func (b *Builder) checklist(r *Report) []Check {
 	default:
 		v = NotMet
 	}
-	add("evidence_stream", fmt.Sprintf("Sufficient evidence stream (at least %d records with program_source)", b.opts.MinEvidence),
-		fmt.Sprintf("records with program_source: %s, of which with history access detected: %s", num(b.withSource), num(b.accessWithSource)), v)
+	fig = fmt.Sprintf("records with program_source: %s, of which with history access detected: %s", num(b.withSource), num(b.accessWithSource))
+	if v == NotMet && b.records < int64(b.opts.MinEvidence) {
+		// Not a fault found: the history is too short to judge by.
+		fig += fmt.Sprintf("; only %s in all, fewer than the %d needed: a short run (the demo's) cannot meet it", plural(b.records, "record", "records"), b.opts.MinEvidence)
+	}
+	add("evidence_stream", fmt.Sprintf("Sufficient evidence stream (at least %d records with program_source)", b.opts.MinEvidence), fig, v)
 	return out
 }
 
