@@ -122,7 +122,7 @@ func TestSpend(t *testing.T) {
 	md, page := formats(t, r)
 	for _, want := range []string{
 		"Costs: as the records carry them, from the price tables t-A (3 records), t-B (1 record).",
-		"Spend: $0.65 on 4 priced records; 3 records unpriced.",
+		"Spend $0.65 on 4 priced calls; 2 calls used tokens but are unpriced.",
 		"$0.65 on 4 of 7 records.",
 		"| all records | 7 | 4 | $0.65 | 100% |",
 		"| ended in error (canceled included) | 3 | 2 | $0.25 | 38.5% |",
@@ -140,7 +140,7 @@ func TestSpend(t *testing.T) {
 		assert.Contains(t, md, want)
 	}
 	for _, want := range []string{
-		"Spend: $0.65 on 4 priced records; 3 records unpriced.",
+		"Spend $0.65 on 4 priced calls; 2 calls used tokens but are unpriced.",
 		`<tr><td>ended in error (canceled included)</td><td class="n">3</td><td class="n">2</td><td class="n">$0.25</td><td class="n">38.5%</td></tr>`,
 		`<tr><td>needed retries (attempts &gt; 1)</td><td class="n">3</td><td class="n">2</td><td class="n">$0.50</td><td class="n">76.9%</td></tr>`,
 		`<tr><td>m-a</td><td class="n">2</td><td class="n">$0.40</td><td class="n">61.5%</td></tr>`,

@@ -320,18 +320,19 @@ func (r *Report) pricing() string {
 	return " Costs: as the records carry them, from " + table + strings.Join(parts, ", ") + "."
 }
 
-// spendSentence is the summary's sentence on spend.
+// spendSentence is the summary's sentence on spend. A call that used no
+// tokens (most failed ones) cost nothing, and is not unpriced.
 func (r *Report) spendSentence() string {
 	s := r.Spend
-	unpriced := s.UnpricedRecords + s.NoUsageRecords
 	switch {
 	case s.PricedRecords == 0:
-		return " No record has a cost."
-	case unpriced == 0:
-		return fmt.Sprintf(" Spend: %s, every record priced.", money(s.USD))
+		return " No call has a cost."
+	case s.UnpricedRecords == 0:
+		return fmt.Sprintf(" Spend %s, every call that used tokens priced.", money(s.USD))
 	}
-	return fmt.Sprintf(" Spend: %s on %s; %s unpriced.", money(s.USD),
-		plural(s.PricedRecords, "priced record", "priced records"), plural(unpriced, "record", "records"))
+	return fmt.Sprintf(" Spend %s on %s; %s used tokens but %s unpriced.", money(s.USD),
+		plural(s.PricedRecords, "priced call", "priced calls"), plural(s.UnpricedRecords, "call", "calls"),
+		map[bool]string{true: "is", false: "are"}[s.UnpricedRecords == 1])
 }
 
 // spendText is the sentence that opens the Spend section.
@@ -446,3 +447,14 @@ func (r *Report) unpricedRows() []row {
 // ($0.50, $0.0123, $0.000036), and "<$0.000001" for a positive amount too
 // small for any bill.
 func FormatUSD(usd float64) string { return money(usd) }
+
+// nested reports whether any record is nested under another, or of an
+// unknown depth: otherwise a depth table is one row of zeros' worth.
+func (r *Report) nested() bool {
+	for _, d := range r.Depth {
+		if d.Count > 0 && d.Name != "0" {
+			return true
+		}
+	}
+	return false
+}

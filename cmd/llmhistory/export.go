@@ -216,7 +216,9 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 		}
 		x.skipped += t.bad
 		t.summarize()
-		line := fmt.Sprintf("%s: %s sent", t.path, plural(int64(x.sent-before), "record", "records"))
+		// Read and queued, not yet exported: the closing line says
+		// how many the collector took.
+		line := fmt.Sprintf("%s: %s read", t.path, plural(int64(x.sent-before), "record", "records"))
 		if t.bad > 0 {
 			line += ", " + plural(int64(t.bad), "line", "lines") + " skipped"
 		}
@@ -290,7 +292,7 @@ func (x *exporter) progress(force bool) {
 	if x.cur != nil {
 		line += x.cur.path + ": "
 	}
-	line += "sent " + group(int64(x.sent)) + ", exported " + group(int64(st.Exported))
+	line += "read " + group(int64(x.sent)) + ", exported " + group(int64(st.Exported))
 	if st.Failed > 0 {
 		line += ", failed " + group(int64(st.Failed))
 	}

@@ -81,7 +81,7 @@ func TestReportNotAHistory(t *testing.T) {
 	good := writeHistory(t, dir, "good.jsonl", 3, "")
 	code, stdout, stderr = runCmd(t, "", "report", good, noise)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stdout, "3 records (logical calls)")
+	assert.Contains(t, stdout, "3 calls, ")
 	assert.Contains(t, stdout, "| "+noise+" | 3 | 0 | 3 |")
 	assert.Contains(t, stderr, noise+": not a history file")
 }
