@@ -84,7 +84,10 @@
 // trace_id comes from [WithTrace], else from a W3C traceparent header,
 // else from the conversation the call continues (below); parent_call_id
 // and depth from [WithParent]; speaker from [WithSpeaker], else from the
-// role of the request's last message.
+// role of the request's last message. server_address and server_port
+// name the server the call went to, from the request's URL (its host
+// without the port, and the port or the scheme's, 443 or 80), on every
+// record.
 //
 // # Who and which feature
 //
@@ -130,6 +133,17 @@
 // never their messages. A conversation whose requests are longer than the
 // capture cap ([WithMaxBody]) cannot be followed: each call starts one.
 //
+// # What the model said
+//
+// Off by default: [WithOutput] keeps the response's text (output), its
+// tool calls (tool_calls: id, name, and the arguments as the model wrote
+// them) and its reasoning (reasoning: OpenAI's reasoning summaries, the
+// reasoning_content of OpenAI-compatible servers, Anthropic's thinking,
+// Gemini's thoughts), streams put together, each bounded at 64 KiB and
+// named in truncated when cut. The response's own facts are kept either
+// way: finish reason, response id, model, usage, and OpenAI's
+// service_tier and system_fingerprint.
+//
 // # Secrets
 //
 // Authorization, api-key, x-api-key, x-goog-api-key and cookie headers are
@@ -137,7 +151,9 @@
 // key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies,
 // URL paths and error messages become [REDACTED] before a record exists
 // ([Redact]), and so do the literal values of the credentials the call
-// carried, whatever their shape. [WithRedactor] adds a hook of your own.
+// carried, whatever their shape. What [WithOutput] keeps is redacted
+// again once a stream's pieces are put together, since a stream may split
+// a key across its events. [WithRedactor] adds a hook of your own.
 //
 // # The history preview
 //

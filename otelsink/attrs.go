@@ -50,6 +50,12 @@ const (
 	// "STOP", "tool_calls"), set when the conventions' value in
 	// gen_ai.response.finish_reasons differs from it.
 	AttrFinishReason = attribute.Key(Prefix + "outcome.finish_reason")
+	// AttrServiceTier and AttrSystemFingerprint carry a record's
+	// service_tier and system_fingerprint when its provider is not
+	// OpenAI, whose are openai.response.service_tier and
+	// openai.response.system_fingerprint.
+	AttrServiceTier       = attribute.Key(Prefix + "service_tier")
+	AttrSystemFingerprint = attribute.Key(Prefix + "system_fingerprint")
 )
 
 // MetadataPrefix starts the attribute of each metadata key of a record:
@@ -93,7 +99,10 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 	return method, attribute.KeyValue{}
 }
 
-var opEmbeddings = semconv.GenAIOperationNameEmbeddings.Value.AsString()
+var (
+	opEmbeddings   = semconv.GenAIOperationNameEmbeddings.Value.AsString()
+	providerOpenAI = semconv.GenAIProviderNameOpenAI.Value.AsString()
+)
 
 // ProviderOther is the gen_ai.provider.name of a call no provider
 // recognized (the generic provider's "http.POST /path"). The conventions
@@ -138,6 +147,19 @@ func provider(method string) string {
 		return ProviderOther
 	}
 	return name
+}
+
+// responseFinishReason is the finish reason of r's response on the
+// conventions' values (see finishReason). A response that called tools
+// and says it stopped is tool_call: Gemini ends a function call with
+// STOP, and a Responses API status says completed. A record has its tool
+// calls only when its recorder kept output (middleware.WithOutput).
+func responseFinishReason(r *record.Record) string {
+	mapped := finishReason(r.Outcome.FinishReason)
+	if len(r.ToolCalls) > 0 && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
+		return "tool_call"
+	}
+	return mapped
 }
 
 // finishReason maps a provider's finish reason onto the values of the
@@ -414,10 +436,22 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		a = append(a, semconv.GenAIResponseID(o.ResponseID))
 	}
 	if o.FinishReason != "" {
-		mapped := finishReason(o.FinishReason)
+		mapped := responseFinishReason(r)
 		a = append(a, semconv.GenAIResponseFinishReasons(mapped))
 		if mapped != o.FinishReason {
 			a = append(a, AttrFinishReason.String(o.FinishReason))
+		}
+	}
+	if r.ServiceTier != "" || r.SystemFingerprint != "" {
+		tier, fingerprint := AttrServiceTier, AttrSystemFingerprint
+		if n.provider == providerOpenAI {
+			tier, fingerprint = semconv.OpenAIResponseServiceTierKey, semconv.OpenAIResponseSystemFingerprintKey
+		}
+		if r.ServiceTier != "" {
+			a = append(a, tier.String(r.ServiceTier))
+		}
+		if r.SystemFingerprint != "" {
+			a = append(a, fingerprint.String(r.SystemFingerprint))
 		}
 	}
 	if o.HTTPStatus != 0 {

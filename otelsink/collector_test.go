@@ -188,6 +188,10 @@ func wantAttrs(r record.Record) map[string]any {
 	if r.ParentCallID != "" {
 		w["llmhistory.parent_call_id"] = r.ParentCallID
 	}
+	// The server, from the record (the recorder took it from the URL): no
+	// otelsink.Middleware is in this chain.
+	w["server.address"] = "127.0.0.1"
+	w["server.port"] = int64(r.ServerPort)
 	if r.Outcome.OK {
 		// A failed call's model is the one asked for: no response model.
 		w["llmhistory.outcome.value_class"] = r.Outcome.ValueClass

@@ -228,7 +228,16 @@ var mapped = map[string]struct {
 	"error_type":                    {[]attribute.Key{semconv.ErrorTypeKey}, ""},
 	"error_message":                 {nil, "the span status description, redacted"},
 	"program_source":                {[]attribute.Key{AttrProgramSource}, "content, when captured"},
-	"output":                        {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured"},
+	"output":                        {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured: a text part"},
+	"tool_calls":                    {[]attribute.Key{semconv.GenAIOutputMessagesKey, semconv.GenAIResponseFinishReasonsKey}, "content, when captured: tool_call parts; and a stop that called tools is tool_call"},
+	"tool_calls.id":                 {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's id"},
+	"tool_calls.name":               {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's name"},
+	"tool_calls.arguments":          {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's arguments, as JSON when they are"},
+	"reasoning":                     {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured: a reasoning part"},
+	"server_address":                {[]attribute.Key{semconv.ServerAddressKey}, "unless Options.ServerAddress or Middleware give one; the metrics too"},
+	"server_port":                   {[]attribute.Key{semconv.ServerPortKey}, "with server_address"},
+	"service_tier":                  {[]attribute.Key{semconv.OpenAIResponseServiceTierKey}, "llmhistory.service_tier for a provider other than OpenAI"},
+	"system_fingerprint":            {[]attribute.Key{semconv.OpenAIResponseSystemFingerprintKey}, "llmhistory.system_fingerprint for a provider other than OpenAI"},
 	"artifact_hit":                  {[]attribute.Key{AttrArtifactHit}, ""},
 	"attempts":                      {[]attribute.Key{semconv.HTTPRequestResendCountKey, AttrAttempts}, ""},
 	"hops":                          {[]attribute.Key{AttrHops}, ""},
@@ -318,6 +327,7 @@ var conventionKeys = []attribute.Key{
 	semconv.GenAIRequestPresencePenaltyKey, semconv.GenAIRequestSeedKey, semconv.GenAIRequestStopSequencesKey,
 	semconv.GenAIRequestChoiceCountKey, semconv.GenAIRequestEncodingFormatsKey, semconv.GenAIRequestStreamKey,
 	semconv.GenAIOutputTypeKey, semconv.OpenAIRequestServiceTierKey, semconv.ServerAddressKey, semconv.ServerPortKey,
+	semconv.OpenAIResponseServiceTierKey, semconv.OpenAIResponseSystemFingerprintKey,
 	semconv.GenAIEmbeddingsDimensionCountKey,
 	semconv.GenAIConversationIDKey, semconv.GenAIResponseModelKey, semconv.GenAIResponseIDKey,
 	semconv.GenAIResponseFinishReasonsKey, semconv.GenAIResponseTimeToFirstChunkKey,
@@ -558,4 +568,25 @@ func TestMetrics(t *testing.T) {
 	require.Len(t, ttfc.DataPoints, 1)
 	assert.Equal(t, uint64(2), ttfc.DataPoints[0].Count)
 	assert.InDelta(t, 2*0.1405, ttfc.DataPoints[0].Sum, 1e-9)
+}
+
+// A service tier or fingerprint in a record of another provider than
+// OpenAI is not put under openai.*: it goes under llmhistory.
+func TestServiceTierOfAnotherProvider(t *testing.T) {
+	s, exp, _ := testSink(t, Options{})
+	r := chatRecord()
+	r.MethodName, r.Kwargs = "anthropic.messages.create", json.RawMessage(`{"model":"claude-sonnet-4-5"}`)
+	r.ServiceTier, r.SystemFingerprint = "standard", "fp_x"
+	a := attrMap(spansOf(t, s, exp, r)[0].Attributes)
+	assert.Equal(t, "standard", a[string(AttrServiceTier)])
+	assert.Equal(t, "fp_x", a[string(AttrSystemFingerprint)])
+	assert.NotContains(t, a, string(semconv.OpenAIResponseServiceTierKey))
+	assert.NotContains(t, a, string(semconv.OpenAIResponseSystemFingerprintKey))
+
+	s, exp, _ = testSink(t, Options{})
+	r = chatRecord()
+	r.ServiceTier = "priority"
+	a = attrMap(spansOf(t, s, exp, r)[0].Attributes)
+	assert.Equal(t, "priority", a[string(semconv.OpenAIResponseServiceTierKey)])
+	assert.NotContains(t, a, string(AttrServiceTier))
 }

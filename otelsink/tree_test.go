@@ -422,15 +422,17 @@ func TestFinishReasonsOnTheSchema(t *testing.T) {
 	for _, tc := range []struct {
 		file, path, body string
 		want, raw        string
-		output           bool // the response has text, which WithOutput keeps
+		output           bool // the response has text or tool calls, which WithOutput keeps
 	}{
 		{"openai/testdata/openai_chat_response.json", "/v1/chat/completions", chatBody, "stop", "", true},
-		{"openai/testdata/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_call", "tool_calls", false},
-		{"openai/testdata/openai_chat_response_function_call_legacy.json", "/v1/chat/completions", chatBody, "tool_call", "function_call", false},
+		{"openai/testdata/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_call", "tool_calls", true},
+		{"openai/testdata/openai_chat_response_function_call_legacy.json", "/v1/chat/completions", chatBody, "tool_call", "function_call", true},
 		{"anthropic/testdata/message_thinking.json", "/v1/messages", anthropicBody, "stop", "end_turn", true},
 		{"anthropic/testdata/message_max_tokens.json", "/v1/messages", anthropicBody, "length", "max_tokens", true},
-		{"anthropic/testdata/message_tool_use.json", "/v1/messages", anthropicBody, "tool_call", "tool_use", false},
+		{"anthropic/testdata/message_tool_use.json", "/v1/messages", anthropicBody, "tool_call", "tool_use", true},
 		{"gemini/testdata/gemini_generate_response.json", geminiPath, geminiBody, "stop", "STOP", true},
+		// Gemini ends a function call with STOP: the call decides.
+		{"gemini/testdata/gemini_generate_response_thinking_functioncall.json", geminiPath, geminiBody, "tool_call", "STOP", true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			srv := cannedServer(t, map[string]string{tc.path: "../providers/" + tc.file})

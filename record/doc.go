@@ -11,8 +11,13 @@
 // array, "[]" when empty), kwargs (a JSON object, "{}" when empty) and
 // outcome_summary. The optional fields (trace_id, parent_call_id, depth,
 // duration_ms, error_type, error_message, program_source, output,
-// artifact_hit, attempts, model, usage, truncated) are omitted when unset; depth is a
-// pointer so that 0, a top-level call, survives encoding. The four history
+// tool_calls, reasoning, artifact_hit, attempts, server_address,
+// server_port, model, service_tier, system_fingerprint, usage, truncated,
+// and the others [Fields] lists) are omitted when unset; depth is a
+// pointer so that 0, a top-level call, survives encoding. output,
+// tool_calls and reasoning are what the model said, kept only when the
+// recorder is asked to keep output; server_address and server_port name
+// the server a call went to, from its URL, on every record. The four history
 // telemetry fields (history_record_appended, conversation_history_size,
 // history_access_detected, history_query_patterns) are on every record.
 //

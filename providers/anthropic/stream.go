@@ -156,10 +156,13 @@ func (s *stream) messageStart(msg gjson.Result) {
 }
 
 func (s *stream) blockStart(index int64, cb gjson.Result) {
-	typ, text, id, name, input := blockFields(cb)
+	typ, text, id, name, input, thinking := blockFields(cb)
 	switch typ.String() {
 	case "text":
 		writeText(&s.m.text, text.String())
+	case "thinking":
+		s.m.thinkingBlock()
+		writeText(&s.m.thinking, thinking.String()) // "" when its deltas follow
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		if s.latest == nil {
 			s.latest = make(map[int64]int)
@@ -170,10 +173,11 @@ func (s *stream) blockStart(index int64, cb gjson.Result) {
 	}
 }
 
-// blockDelta applies one fragment: text to the output, partial JSON to its
-// call. Thinking and its signature are not output.
+// blockDelta applies one fragment: text to the output, thinking to the
+// reasoning, partial JSON to its call. A thinking block's signature is
+// neither.
 func (s *stream) blockDelta(index int64, d gjson.Result) {
-	var typ, text, partial gjson.Result
+	var typ, text, partial, thinking gjson.Result
 	d.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "type":
@@ -182,12 +186,16 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 			text = v
 		case "partial_json":
 			partial = v
+		case "thinking":
+			thinking = v
 		}
 		return true
 	})
 	switch typ.String() {
 	case "text_delta":
 		writeText(&s.m.text, text.String())
+	case "thinking_delta":
+		writeText(&s.m.thinking, thinking.String())
 	case "input_json_delta":
 		// Looked up, not searched for from the latest block back: a stream
 		// that starts many calls and then sends the first one's fragments

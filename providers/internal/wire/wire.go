@@ -41,16 +41,16 @@ func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 // Detach copies every string of res that may still point into the parsed
 // body, so that res outlives it. Call it last, on what ParseResponse
 // returns; it is cheaper than copying each string as it is read, and
-// cannot be forgotten for one of them. Output and Refusal are not copied:
-// they are assembled, and must be built in a buffer of their own
-// (strings.Builder), never taken from a Result's String.
+// cannot be forgotten for one of them. Output, Refusal and Reasoning are
+// not copied: they are assembled, and must be built in a buffer of their
+// own (strings.Builder), never taken from a Result's String.
 //
 // The strings are copied into one buffer, one allocation for them all: a
 // result holds several short strings, and each copy of its own would cost
 // an allocation per call.
 func Detach(res *providers.Result) {
 	o := &res.Outcome
-	fields := [...]*string{&o.ValueClass, &o.FinishReason, &o.ResponseID, &res.Model, &res.ErrorMessage}
+	fields := [...]*string{&o.ValueClass, &o.FinishReason, &o.ResponseID, &res.Model, &res.ErrorMessage, &res.ServiceTier, &res.SystemFingerprint}
 	n := 0
 	for _, f := range fields {
 		n += len(*f)
