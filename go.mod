@@ -13,6 +13,7 @@ require (
 	github.com/lmittmann/tint v1.2.1
 	github.com/ollama/ollama v0.17.4
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.0

@@ -200,4 +200,17 @@
 // holds what was sent, the guidance included in args, and
 // history_guidance is true; the dedup key keeps the caller's body, so a
 // request resent by an SDK still folds into the same record.
+//
+// The preview costs about 14 µs (OpenAI) to 24 µs (Gemini) of editing per
+// call, and 50 to 70 µs in all when the previous call's record has to be
+// waited for and summed up (go test ./middleware -run '^$' -bench
+// 'Preview|EditBody').
+//
+// # Further reading
+//
+// In the repository, docs/recording.md gathers these promises with the
+// faults found by adversarial testing and what each now does;
+// docs/proof.md has the soak with faults, the memory bounds and the crash
+// tests, and docs/performance.md what recording costs against a bare
+// transport and otelhttp, each with the commands that reproduce them.
 package middleware

@@ -15,7 +15,7 @@ import (
 // generated token, reasoning included; total is their sum.
 //
 // The providers count differently, and this is the one place that knows
-// how (the README's usage table says the same):
+// how (the usage table of docs/providers.md says the same):
 //
 //   - OpenAI chat: prompt_tokens (cached included), completion_tokens
 //     (reasoning included), prompt_tokens_details.cached_tokens,

@@ -150,7 +150,7 @@ type Outcome struct {
 
 // Usage counts a call's tokens with one meaning whatever the provider, so
 // that sums and prices over records of several providers are right. Each
-// provider's counts are mapped onto it (the README has the table):
+// provider's counts are mapped onto it (docs/providers.md has the table):
 //
 //   - InputTokens is every token of the prompt, including those read from
 //     the prompt cache (CachedTokens) and those written to it

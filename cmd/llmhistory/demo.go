@@ -35,13 +35,18 @@ a 429 retried and folded into one record, a tool call whose generated code
 queries conversation_history, a nested call under it, streamed answers, a
 Claude turn, a pasted API key that is redacted, and a failing call.
 
+The recorder runs with the history preview and program source on, so
+every call carries the history guidance and the tool call keeps its code.
 Each record is printed on standard error after the conversation lines it
-belongs to, and appended to the -o file. The -o file is replaced only if
+belongs to (errors red, retries yellow, history reads magenta; on a
+terminal every line fits its width), and appended to the -o file; the
+demo checks that no key reached the file. The -o file is replaced only if
 an earlier run of the demo wrote it: any other file is left alone, and
-the demo stops. The evidence report built from that file goes to
--report: by default standard output, or, when standard output is a
-terminal, a file beside the history whose name is printed (so the
-conversation stays on the screen).
+the demo stops before making a call. The evidence report built from that
+file goes to -report: by default standard output, or, when standard
+output is a terminal, a file beside the history whose name is printed (so
+the conversation stays on the screen). The last line is a command that
+follows the file, as you can run it.
 
 With -provider auto (the default), a provider whose key is set in the
 environment (OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY) is called
@@ -50,7 +55,9 @@ fake never leaves the machine; -provider real needs the three keys.
 OPENAI_MODEL, GEMINI_MODEL and ANTHROPIC_MODEL choose the real models
 (gpt-4o-mini, gemini-2.5-flash and ` + defaultClaude + ` by default), and
 OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and ANTHROPIC_BASE_URL their
-endpoints.
+endpoints (a proxy, a compatible server). Against a real model the 429
+cannot be arranged, and the model may answer without calling the tool:
+the demo says so and goes on.
 
 Each record is priced with the module's price table, or with the file
 -prices names: LiteLLM's model_prices_and_context_window.json, newer than

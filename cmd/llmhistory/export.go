@@ -36,6 +36,11 @@ OTLP endpoint, as spans with the GenAI semantic conventions: one span per
 record, in the tree its conversation made. History written before is
 backfilled, and a service with no network when it records ships later.
 
+  export OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318
+  llmhistory export history.jsonl old/*.jsonl            backfill
+  llmhistory export -f /var/log/checkout/history.jsonl   ship as it grows
+  zcat history.jsonl.gz | llmhistory export -
+
 Where to: -endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT (or
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); with neither, export says which to
 set and exits 2. The protocol: -protocol, else OTEL_EXPORTER_OTLP_PROTOCOL,

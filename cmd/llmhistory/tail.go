@@ -20,7 +20,10 @@ const tailAbout = `Tail prints the last -n records of a JSONL history file, then
 file as records are appended, one line per record: errors in red, retries
 folded into a record and detected history reads highlighted. It notices a
 file that is truncated or replaced (log rotation) and starts again from its
-beginning. Interrupt (Ctrl-C) to stop.
+beginning. Interrupt (Ctrl-C) to stop. On a terminal a line fits its
+width; colour follows -color (auto: only on a terminal, and never with
+NO_COLOR set). Like the slog sink, tail never prints args, kwargs, output
+or program source.
 
 FILE may be - for standard input, which is read to its end and its last
 -n records printed (a pipe cannot be followed past its end).
