@@ -125,7 +125,7 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = messages(v)
+			args, last = wire.ElidedElements(v)
 			return true
 		case "system":
 			system = v
@@ -145,7 +145,7 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		// API's instructions are.
 		turn := make([]byte, 0, len(system.Raw)+48)
 		turn = append(turn, `{"system":true,"role":"system","content":`...)
-		turn = append(turn, elide(system.Raw)...)
+		turn = append(turn, wire.Elide(system.Raw)...)
 		args = append([][]byte{append(turn, '}')}, args...)
 	}
 	var cut bool
@@ -169,30 +169,6 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		call.Speaker = speaker(last)
 	}
 	return call
-}
-
-// messages returns the turns of a conversation, with their large inline
-// data (base64 images and documents, thinking signatures) elided, and the
-// last one. The turns are views into the body: FitArray copies them.
-func messages(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-// elide returns raw with base64 data replaced by a marker: raw itself, a
-// view into the body, when there is none.
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
 }
 
 // speaker reads who spoke last. A user turn that only returns tool results

@@ -135,7 +135,7 @@ func readConverse(req *providers.Request, call *providers.Call, body []byte) {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = turns(v)
+			args, last = wire.ElidedElements(v)
 		case "system":
 			system = v
 		case "requestMetadata":
@@ -174,15 +174,15 @@ func readInvoke(req *providers.Request, call *providers.Call, body []byte) {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
 		case key == "messages" && v.IsArray():
-			args, last = turns(v)
+			args, last = wire.ElidedElements(v)
 		case key == "system" && (v.IsArray() || v.Type == gjson.String):
 			system = v
 		case (key == "prompt" || key == "inputText" || key == "message") && v.Type == gjson.String,
 			(key == "texts" || key == "input") && (v.IsArray() || v.Type == gjson.String):
 			if v.IsArray() {
-				args, _ = turns(v)
+				args, _ = wire.ElidedElements(v)
 			} else {
-				args = append(args, elide(v.Raw))
+				args = append(args, wire.Elide(v.Raw))
 			}
 		default:
 			kw.add(k, v)
@@ -220,30 +220,8 @@ func finish(req *providers.Request, call *providers.Call, args [][]byte, kw *kwa
 func systemTurn(system gjson.Result) []byte {
 	turn := make([]byte, 0, len(system.Raw)+48)
 	turn = append(turn, `{"system":true,"role":"system","content":`...)
-	turn = append(turn, elide(system.Raw)...)
+	turn = append(turn, wire.Elide(system.Raw)...)
 	return append(turn, '}')
-}
-
-// turns returns the elements of an array, their inline data (base64
-// images and documents) elided, and the last one.
-func turns(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-// elide returns raw with base64 data replaced by a marker.
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
 }
 
 // converseSpeaker reads who spoke last. A user turn that only returns

@@ -88,11 +88,11 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
 		case key == "messages" && method == MethodChat:
-			args, last = elements(v)
+			args, last = wire.ElidedElements(v)
 			conversation = true
 			return true
 		case key == "input" && method == MethodEmbed:
-			args, _ = elements(v)
+			args, _ = wire.ElidedElements(v)
 			return true
 		case key == "prompt" && method == MethodGenerate:
 			prompt = v
@@ -154,32 +154,11 @@ func generateArgs(system, prompt, images gjson.Result) [][]byte {
 		}
 		if images.Exists() {
 			turn = append(turn, `,"images":`...)
-			turn = append(turn, elide(images.Raw)...)
+			turn = append(turn, wire.Elide(images.Raw)...)
 		}
 		args = append(args, append(turn, '}'))
 	}
 	return args
-}
-
-// elements returns the elements of an array (a string is one), their
-// base64 images elided, and the last one.
-func elements(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
 }
 
 // Bounds of one kwarg: longer values are content rather than settings.

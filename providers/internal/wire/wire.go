@@ -91,3 +91,27 @@ func Detach(res *providers.Result) {
 func Members(b []byte, fn func(key, v []byte) bool) bool {
 	return record.EachMember(b, fn)
 }
+
+// Elide returns raw, a view into a body, with its inline base64 data (an
+// image, a document) replaced by a marker (providers.ElideBase64): raw
+// itself, not a copy, when there is none.
+func Elide(raw string) []byte {
+	out, _ := providers.ElideBase64(View(raw))
+	return out
+}
+
+// ElidedElements returns the elements of an array, each elided (Elide),
+// and the last one: the turns of a request, as views into its body, which
+// providers.FitArrayInto copies. A value that is not an array is one
+// element.
+func ElidedElements(v gjson.Result) (elems [][]byte, last gjson.Result) {
+	if !v.IsArray() {
+		return [][]byte{Elide(v.Raw)}, v
+	}
+	v.ForEach(func(_, m gjson.Result) bool {
+		elems = append(elems, Elide(m.Raw))
+		last = m
+		return true
+	})
+	return elems, last
+}
