@@ -73,7 +73,7 @@ func groupExpr(g GroupBy) (string, bool) {
 	case ByUser:
 		return "coalesce(r.user_id, '')", true
 	case ByTag:
-		return "coalesce(t.tag, '')", true
+		return "coalesce(t.value, '')", true
 	case ByModel:
 		return "coalesce(r.model, '')", true
 	case ByProvider:
@@ -108,7 +108,7 @@ func (s *Store) Aggregate(ctx context.Context, q AggregateQuery) ([]Group, error
 	var args []any
 	from := ` FROM records r`
 	if tags {
-		from += ` LEFT JOIN record_tags t ON t.seq = r.seq`
+		from += ` LEFT JOIN record_attrs t ON t.seq = r.seq AND t.name = '` + attrTag + `'`
 	}
 	where := q.where(s, &args)
 	if where != "" {

@@ -69,7 +69,7 @@ func (f Filter) where(s *Store, args *[]any) string {
 	eq("r.status", f.Status)
 	eq("r.error_type", f.ErrorType)
 	for _, t := range f.Tags {
-		conds = append(conds, "r.seq IN (SELECT seq FROM record_tags WHERE tag = "+arg(t)+")")
+		conds = append(conds, "r.seq IN (SELECT seq FROM record_attrs WHERE name = '"+attrTag+"' AND value = "+arg(t)+")")
 	}
 	keys := make([]string, 0, len(f.Metadata))
 	for k := range f.Metadata {
@@ -77,7 +77,7 @@ func (f Filter) where(s *Store, args *[]any) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		conds = append(conds, "r.seq IN (SELECT seq FROM record_metadata WHERE key = "+arg(k)+" AND value = "+arg(f.Metadata[k])+")")
+		conds = append(conds, "r.seq IN (SELECT seq FROM record_attrs WHERE name = "+arg(attrMeta+k)+" AND value = "+arg(f.Metadata[k])+")")
 	}
 	if f.MinCostUSD > 0 {
 		conds = append(conds, "r.cost_usd >= "+arg(f.MinCostUSD))

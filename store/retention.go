@@ -100,6 +100,9 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
 		return res, err
 	}
 	if res.Records > 0 {
+		if err := s.sweepAttrs(ctx); err != nil {
+			return res, err
+		}
 		if err := s.vacuum(ctx); err != nil {
 			return res, err
 		}
@@ -131,20 +134,26 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 		return 0, s.pruneErr(err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq FROM records WHERE ts < $1 ORDER BY ts LIMIT $2`), ts, pruneChunk)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, trace_id FROM records WHERE ts < $1 ORDER BY ts LIMIT $2`), ts, pruneChunk)
 	if err != nil {
 		return 0, s.pruneErr(err)
 	}
-	var seqs []any
+	var seqs, traces []any
 	doomed := map[int64]bool{}
+	seenTrace := map[string]bool{}
 	for rows.Next() {
 		var seq int64
-		if err := rows.Scan(&seq); err != nil {
+		var trace sql.NullString
+		if err := rows.Scan(&seq, &trace); err != nil {
 			rows.Close()
 			return 0, s.pruneErr(err)
 		}
 		seqs = append(seqs, seq)
 		doomed[seq] = true
+		if trace.Valid && !seenTrace[trace.String] {
+			seenTrace[trace.String] = true
+			traces = append(traces, trace.String)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -153,13 +162,11 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 	if len(seqs) == 0 {
 		return 0, nil
 	}
-	if err := s.standAlone(ctx, tx, seqs, doomed); err != nil {
+	if err := s.standAlone(ctx, tx, traces, doomed); err != nil {
 		return 0, err
 	}
 	in := placeholders(1, len(seqs))
 	for _, stmt := range []string{
-		`DELETE FROM record_tags WHERE seq IN (` + in + `)`,
-		`DELETE FROM record_metadata WHERE seq IN (` + in + `)`,
 		map[Dialect]string{SQLite: `DELETE FROM record_text WHERE rowid IN (` + in + `)`, PostgreSQL: `DELETE FROM record_text WHERE seq IN (` + in + `)`}[s.dialect],
 		`DELETE FROM record_docs WHERE seq IN (` + in + `)`,
 		`DELETE FROM records WHERE seq IN (` + in + `)`,
@@ -174,12 +181,15 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 	return int64(len(seqs)), nil
 }
 
-// standAlone rewrites the records that build their args on one of seqs,
-// and are not to be deleted with them, to list their messages whole.
-func (s *Store) standAlone(ctx context.Context, tx querierExec, seqs []any, doomed map[int64]bool) error {
+// standAlone rewrites the records that build their args on a doomed
+// record, and are not doomed themselves, to list their messages whole.
+// A record's base is the previous record of its trace, so they are found
+// among the records of the doomed records' traces.
+func (s *Store) standAlone(ctx context.Context, tx querierExec, traces []any, doomed map[int64]bool) error {
 	var dependents []*docRow
-	err := chunked(seqs, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, base_seq, base_count, refs FROM record_docs WHERE base_seq IN (`+placeholders(1, len(part))+`)`), part...)
+	err := chunked(traces, 500, func(part []any) error {
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT d.seq, d.base_seq, d.base_count, d.refs FROM records r JOIN record_docs d ON d.seq = r.seq
+			WHERE r.trace_id IN (`+placeholders(1, len(part))+`) AND d.base_seq IS NOT NULL`), part...)
 		if err != nil {
 			return err
 		}
@@ -189,7 +199,7 @@ func (s *Store) standAlone(ctx context.Context, tx querierExec, seqs []any, doom
 			if err := rows.Scan(&d.seq, &d.base, &d.count, &d.refs); err != nil {
 				return err
 			}
-			if !doomed[d.seq] {
+			if !doomed[d.seq] && doomed[d.base.Int64] {
 				dependents = append(dependents, d)
 			}
 		}
@@ -220,6 +230,16 @@ func (s *Store) standAlone(ctx context.Context, tx querierExec, seqs []any, doom
 type querierExec interface {
 	querier
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// sweepAttrs deletes the tags and metadata of deleted records. They have
+// no index by record (it would cost every write), so they are swept once
+// a pass rather than deleted with each chunk.
+func (s *Store) sweepAttrs(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.w.ExecContext(ctx, `DELETE FROM record_attrs WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = record_attrs.seq)`)
+	return s.pruneErr(err)
 }
 
 // collectMessages deletes the messages no kept record can use: those last
@@ -277,7 +297,7 @@ func (s *Store) Size(ctx context.Context) (int64, error) {
 		n = pages * size
 	} else {
 		err = s.r.QueryRowContext(ctx, `SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c
-			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname IN ('records', 'record_docs', 'messages', 'record_tags', 'record_metadata', 'record_text', 'llmhistory_meta')`).Scan(&n)
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname IN ('records', 'record_docs', 'messages', 'record_attrs', 'record_text', 'llmhistory_meta')`).Scan(&n)
 	}
 	if err != nil {
 		return 0, s.readErr(err)

@@ -73,35 +73,34 @@ var migrations = []migration{
 				output_tokens INTEGER NOT NULL,
 				total_tokens INTEGER NOT NULL
 			)`,
+			// Each index costs every write: these serve the filters that
+			// select few records (a trace, a user, an error type); a
+			// model or a provider selects many, found soon enough newest
+			// first by time.
 			`CREATE INDEX records_ts ON records(ts)`,
 			`CREATE INDEX records_trace ON records(trace_id, ts) WHERE trace_id IS NOT NULL`,
 			`CREATE INDEX records_user ON records(user_id, ts) WHERE user_id IS NOT NULL`,
-			`CREATE INDEX records_model ON records(model, ts) WHERE model IS NOT NULL`,
 			`CREATE INDEX records_error ON records(error_type, ts) WHERE error_type IS NOT NULL`,
 			// The record itself: its JSON without args (doc), and args as
 			// message references: the first base_count of record base_seq,
-			// then refs (see refs.go).
+			// then refs (see refs.go). SQLite writers take turns, so no
+			// foreign key (and the index it would need) guards base_seq
+			// here: the writer checks its base in its transaction, and
+			// retention rewrites a record before deleting its base.
 			`CREATE TABLE record_docs (
 				seq INTEGER PRIMARY KEY,
-				base_seq INTEGER REFERENCES record_docs(seq),
+				base_seq INTEGER,
 				base_count INTEGER NOT NULL,
 				refs BLOB NOT NULL,
 				doc BLOB NOT NULL
 			)`,
-			`CREATE INDEX record_docs_base ON record_docs(base_seq) WHERE base_seq IS NOT NULL`,
-			`CREATE TABLE record_tags (
-				tag TEXT NOT NULL,
-				seq INTEGER NOT NULL,
-				PRIMARY KEY (tag, seq)
-			) WITHOUT ROWID`,
-			`CREATE INDEX record_tags_seq ON record_tags(seq)`,
-			`CREATE TABLE record_metadata (
-				key TEXT NOT NULL,
+			// Tags (name '#') and metadata (name 'm:' and the key).
+			`CREATE TABLE record_attrs (
+				name TEXT NOT NULL,
 				value TEXT NOT NULL,
 				seq INTEGER NOT NULL,
-				PRIMARY KEY (key, value, seq)
+				PRIMARY KEY (name, value, seq)
 			) WITHOUT ROWID`,
-			`CREATE INDEX record_metadata_seq ON record_metadata(seq)`,
 			// The text a record brought into its trace, and its output:
 			// an index only (contentless), by seq.
 			`CREATE VIRTUAL TABLE record_text USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0')`,
@@ -135,7 +134,6 @@ var migrations = []migration{
 			`CREATE INDEX records_ts ON records(ts, seq)`,
 			`CREATE INDEX records_trace ON records(trace_id, ts, seq) WHERE trace_id IS NOT NULL`,
 			`CREATE INDEX records_user ON records(user_id, ts, seq) WHERE user_id IS NOT NULL`,
-			`CREATE INDEX records_model ON records(model, ts, seq) WHERE model IS NOT NULL`,
 			`CREATE INDEX records_error ON records(error_type, ts, seq) WHERE error_type IS NOT NULL`,
 			`CREATE TABLE record_docs (
 				seq BIGINT PRIMARY KEY,
@@ -144,20 +142,15 @@ var migrations = []migration{
 				refs BYTEA NOT NULL,
 				doc BYTEA NOT NULL
 			)`,
+			// Replicas write at once: a foreign key keeps a record's base
+			// from being deleted under it (retention rewrites it first).
 			`CREATE INDEX record_docs_base ON record_docs(base_seq) WHERE base_seq IS NOT NULL`,
-			`CREATE TABLE record_tags (
-				tag TEXT NOT NULL,
-				seq BIGINT NOT NULL,
-				PRIMARY KEY (tag, seq)
-			)`,
-			`CREATE INDEX record_tags_seq ON record_tags(seq)`,
-			`CREATE TABLE record_metadata (
-				key TEXT NOT NULL,
+			`CREATE TABLE record_attrs (
+				name TEXT NOT NULL,
 				value TEXT NOT NULL,
 				seq BIGINT NOT NULL,
-				PRIMARY KEY (key, value, seq)
+				PRIMARY KEY (name, value, seq)
 			)`,
-			`CREATE INDEX record_metadata_seq ON record_metadata(seq)`,
 			// Positions stripped: words are matched, not phrases, as the
 			// SQLite index (detail=none) does.
 			`CREATE TABLE record_text (

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,11 +77,12 @@ type Store struct {
 
 	spill *spiller
 
-	closed   atomic.Bool
-	stop     chan struct{} // closed by Close: stops retention
-	bg       sync.WaitGroup
-	pruneMu  sync.Mutex
-	sqlCache sync.Map // SQL as written ($1) → as the dialect wants it
+	closed    atomic.Bool
+	stop      chan struct{} // closed by Close: stops retention
+	bg        sync.WaitGroup
+	pruneMu   sync.Mutex
+	sqlCache  sync.Map // SQL as written ($1) → as the dialect wants it
+	sqlCacheN atomic.Int64
 
 	written, duplicates atomic.Uint64
 }
@@ -238,9 +240,33 @@ func (s *Store) q(query string) string {
 	if v, ok := s.sqlCache.Load(query); ok {
 		return v.(string)
 	}
-	out := dollar.ReplaceAllString(query, "?$1")
-	s.sqlCache.Store(query, out)
+	// Plain "?" when the placeholders come once each, in order: a driver
+	// may look up each numbered parameter's name in a list of them all,
+	// which costs the square of their number in a multi-row INSERT.
+	out := dollar.ReplaceAllString(query, "?")
+	next := 1
+	for _, m := range dollar.FindAllStringSubmatch(query, -1) {
+		if m[1] != strconv.Itoa(next) {
+			out = dollar.ReplaceAllString(query, "?$1")
+			break
+		}
+		next++
+	}
+	if len(s.sqlCacheKeys()) < 4096 {
+		s.sqlCache.Store(query, out)
+	}
 	return out
+}
+
+// sqlCacheKeys is a cheap size check of the SQL cache, which holds a
+// statement per batch size: bounded, in case a caller's queries vary
+// without end.
+func (s *Store) sqlCacheKeys() []struct{} {
+	n := s.sqlCacheN.Add(1)
+	if n > 4096 {
+		return make([]struct{}, 4096)
+	}
+	return nil
 }
 
 var dollar = regexp.MustCompile(`\$([0-9]+)`)

@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -103,6 +107,7 @@ type prep struct {
 	tail  []*message  // the elements after them
 	entry *traceEntry // this record, as the next of its trace will see it
 	text  []byte
+	doc   []byte // its JSON without args
 }
 
 // message is one element of args being written, by content.
@@ -133,6 +138,9 @@ func prepare(r record.Record, now time.Time) *prep {
 		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
 		return true
 	})
+	doc := r
+	doc.Args = nil // kept as references
+	p.doc = doc.AppendJSON(make([]byte, 0, 512))
 	return p
 }
 
@@ -141,14 +149,17 @@ func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResu
 	now := time.Now()
 	ps := make([]*prep, 0, len(recs))
 	inBatch := make(map[string]bool, len(recs))
-	for _, r := range recs {
+	var firsts []int
+	for i, r := range recs {
 		if inBatch[r.CallID] {
 			res.Duplicates++
 			continue
 		}
 		inBatch[r.CallID] = true
-		ps = append(ps, prepare(r, now))
+		firsts = append(firsts, i)
 	}
+	ps = ps[:len(firsts)]
+	parallel(len(firsts), func(i int) { ps[i] = prepare(recs[firsts[i]], now) })
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return WriteResult{}, err
@@ -318,9 +329,6 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 				p.base, p.count = base, k
 			}
 		}
-		for _, el := range p.elems[p.count:] {
-			p.tail = append(p.tail, &message{hash: contentHash(el), body: el})
-		}
 		if p.r.TraceID != "" {
 			depth := 0
 			if p.base != nil {
@@ -329,15 +337,63 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: stamp}
 			latest[p.r.TraceID] = p.entry
 		}
-		p.text = appendText(nil, p)
 	}
+	// What each record adds, addressed, and the text it gives the index.
+	parallel(len(ps), func(i int) {
+		p := ps[i]
+		p.tail = make([]*message, 0, len(p.elems)-p.count)
+		for _, el := range p.elems[p.count:] {
+			p.tail = append(p.tail, &message{hash: contentKey(p.sec, el), body: el})
+		}
+		p.text = appendText(nil, p)
+	})
 	return nil
 }
 
-// contentHash addresses a message: the first 16 bytes of its SHA-256.
-func contentHash(b []byte) [16]byte {
+// parallel calls fn(0..n-1) on as many goroutines as there are CPUs,
+// when n is worth it: the Go side of a batch (checking, hashing,
+// encoding) then takes every core, not only the one the database's work
+// runs on.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/32)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// contentKey addresses a message: the hour (of the record that brings it)
+// in 4 bytes, then the first 12 bytes of the SHA-256 of its bytes. The
+// hour first keeps the index of addresses growing at one end, where its
+// pages are in the cache, instead of dirtying pages all over it at every
+// batch (a commit writes every page it dirtied, and a random index of a
+// million messages dirties most of its pages at every batch). The price:
+// a message repeated over many hours (a shared system prompt) is stored
+// once per hour it appears in, not once in all; within a conversation
+// nothing changes, as what a call resends is never looked up (the base
+// record's references are taken as they are).
+func contentKey(sec int64, b []byte) [16]byte {
+	var k [16]byte
+	binary.BigEndian.PutUint32(k[:4], uint32(max(sec, 0)/3600))
 	sum := sha256.Sum256(b)
-	return [16]byte(sum[:16])
+	copy(k[4:], sum[:12])
+	return k
 }
 
 // resolveMessages finds or inserts every message the batch adds, fills
@@ -361,32 +417,23 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 	// Sorted by hash, so that replicas inserting the same messages take
 	// their row locks in the same order and never deadlock.
 	slices.SortFunc(order, func(a, b *message) int { return strings.Compare(string(a.hash[:]), string(b.hash[:])) })
-	if err := s.findMessages(ctx, tx, order); err != nil {
+	// Most messages are new: insert them all, and look up only those
+	// the database held already (or another writer inserted meanwhile).
+	if err := s.insertMessages(ctx, tx, order, stamp); err != nil {
 		return err
 	}
-	var missing []*message
+	var held []*message
 	for _, m := range order {
 		if m.id == 0 {
-			missing = append(missing, m)
+			held = append(held, m)
 		}
 	}
-	if len(missing) > 0 {
-		if err := s.insertMessages(ctx, tx, missing, stamp); err != nil {
-			return err
-		}
-		var again []*message
-		for _, m := range missing {
-			if m.id == 0 {
-				again = append(again, m) // inserted meanwhile by another writer
-			}
-		}
-		if err := s.findMessages(ctx, tx, again); err != nil {
-			return err
-		}
-		for _, m := range again {
-			if m.id == 0 {
-				return fmt.Errorf("store: message %x neither found nor inserted", m.hash)
-			}
+	if err := s.findMessages(ctx, tx, held); err != nil {
+		return err
+	}
+	for _, m := range held {
+		if m.id == 0 {
+			return fmt.Errorf("store: message %x neither found nor inserted", m.hash)
 		}
 	}
 	touch := map[int64]bool{}
@@ -526,6 +573,13 @@ func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, s
 	return nil
 }
 
+// record_attrs holds a record's tags (name attrTag, value the tag) and
+// metadata (name attrMeta+key).
+const (
+	attrTag  = "#"
+	attrMeta = "m:"
+)
+
 // recordColumns are the columns of records, in the order insertRecords
 // gives them.
 const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens`
@@ -616,34 +670,29 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 			prev = p.base.ids[p.count-1]
 		}
 		refs := appendRefs([]byte{}, prev, p.entry.ids[p.count:])
-		doc := p.r
-		doc.Args = nil // kept as references
-		rows = append(rows, []any{p.seq, base, p.count, refs, doc.AppendJSON(nil)})
+		rows = append(rows, []any{p.seq, base, p.count, refs, p.doc})
 	}
 	if err := s.insertRows(ctx, tx, `INSERT INTO record_docs (seq, base_seq, base_count, refs, doc) VALUES `, 5, rows); err != nil {
 		return nil, err
 	}
 	// tags, metadata, text
-	var tags, meta, text [][]any
+	var attrs, text [][]any
 	for _, p := range ps {
 		seen := map[string]bool{}
 		for _, t := range p.r.Tags {
 			if !seen[t] {
 				seen[t] = true
-				tags = append(tags, []any{t, p.seq})
+				attrs = append(attrs, []any{attrTag, t, p.seq})
 			}
 		}
 		for k, v := range p.r.Metadata {
-			meta = append(meta, []any{k, v, p.seq})
+			attrs = append(attrs, []any{attrMeta + k, v, p.seq})
 		}
 		if len(p.text) > 0 {
 			text = append(text, []any{p.seq, string(p.text)})
 		}
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_tags (tag, seq) VALUES `, 2, tags); err != nil {
-		return nil, err
-	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_metadata (key, value, seq) VALUES `, 3, meta); err != nil {
+	if err := s.insertRows(ctx, tx, `INSERT INTO record_attrs (name, value, seq) VALUES `, 3, attrs); err != nil {
 		return nil, err
 	}
 	var err error

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
-	"github.com/llmhistory/llmhistory/store/internal/storetest"
+	"github.com/llmhistory/llmhistory/store/storetest"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
 )
 

@@ -67,7 +67,8 @@ func DSN(file string, busyTimeoutMS int, readOnly bool) string {
 	if readOnly {
 		q = append(q, "mode=ro", "_pragma=query_only(1)")
 	} else {
-		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate")
+		// A writer's cache holds the indexes' hot pages across batches.
+		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-65536)")
 	}
 	q = append(q, fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS), "_pragma=synchronous(NORMAL)", "_pragma=foreign_keys(1)")
 	return "file:" + escape(file) + "?" + strings.Join(q, "&")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmhistory/llmhistory/store/internal/storetest"
+	"github.com/llmhistory/llmhistory/store/storetest"
 	"github.com/llmhistory/llmhistory/store/sqlite"
 )
 
