@@ -18,7 +18,9 @@ func TestConformance(t *testing.T) {
 		t.Run("driver="+d.name, func(t *testing.T) {
 			storetest.Run(t, storetest.Harness{
 				NewURL: func(t *testing.T) string { return d.scheme + filepath.Join(t.TempDir(), "h.db") },
-				Exec:   func(t *testing.T, url, query string) { t.Skip("the suite's raw SQL runs against store/sqlite's driver only") },
+				Exec: func(t *testing.T, url, query string) {
+					t.Skip("the suite's raw SQL runs against store/sqlite's driver only")
+				},
 			})
 		})
 	}

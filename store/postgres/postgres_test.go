@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
-	"github.com/llmhistory/llmhistory/store/storetest"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
+	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmhistory/llmhistory/store/storetest"
 	"github.com/llmhistory/llmhistory/store/sqlite"
+	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 func harness() storetest.Harness {
