@@ -181,6 +181,14 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 		}
 		return nil
 	}
+	// Current already: no write transaction, so that a store whose
+	// database refuses writes (a read-only file, a standby) still opens,
+	// to read, and to spill what it is given.
+	if v, err := s.schemaVersion(ctx, s.r); err == nil && v == migrations[len(migrations)-1].version {
+		return nil
+	} else if err == nil && v > migrations[len(migrations)-1].version {
+		return &SchemaError{Found: v, Known: migrations[len(migrations)-1].version}
+	}
 	return s.migrate(ctx, migrations)
 }
 

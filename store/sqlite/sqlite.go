@@ -13,6 +13,8 @@
 //
 // FILE is a path, relative to the working directory or absolute
 // ("sqlite:/var/lib/app/history.db"; "sqlite:///var/lib/..." also works).
+// What follows a "?" goes to the driver as parameters after the store's
+// own, "sqlite:history.db?_pragma=cache_size(-200000)" for instance.
 // A new file is created with mode 0600: history holds prompts. The store
 // opens it with write-ahead logging (WAL), so that readers never wait for
 // the writer; synchronous=NORMAL, which in WAL mode loses no committed
@@ -30,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -49,13 +50,22 @@ func init() {
 }
 
 // Path returns the file a "sqlite:" URL names: what follows "sqlite:",
-// less the "//" of the URL form "sqlite:///abs/path".
+// less the "//" of the URL form "sqlite:///abs/path", up to a "?".
 func Path(url string) string {
+	p, _ := split(url)
+	return p
+}
+
+// split cuts a sqlite: URL into its file and its driver parameters (what
+// follows "?": "_pragma=cache_size(-200000)&_pragma=...", passed on to
+// modernc.org/sqlite after the store's own).
+func split(url string) (file, params string) {
 	p := strings.TrimPrefix(url, "sqlite:")
 	if strings.HasPrefix(p, "//") {
 		p = p[2:]
 	}
-	return p
+	file, params, _ = strings.Cut(p, "?")
+	return file, params
 }
 
 // DSN is the modernc.org/sqlite data source name for file: WAL, the busy
@@ -70,7 +80,7 @@ func DSN(file string, busyTimeoutMS int, readOnly bool) string {
 		// A writer's cache holds the indexes' hot pages across batches.
 		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-65536)")
 	}
-	q = append(q, fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS), "_pragma=synchronous(NORMAL)", "_pragma=foreign_keys(1)")
+	q = append(q, fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS), "_pragma=synchronous(NORMAL)", "_pragma=foreign_keys(1)")
 	return "file:" + escape(file) + "?" + strings.Join(q, "&")
 }
 
@@ -81,7 +91,13 @@ func escape(p string) string {
 }
 
 func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, err error) {
-	file := Path(url)
+	file, params := split(url)
+	extra := func(dsn string) string {
+		if params == "" {
+			return dsn
+		}
+		return dsn + "&" + params
+	}
 	if file == "" {
 		return nil, nil, errors.New("no file: want sqlite:FILE")
 	}
@@ -89,7 +105,7 @@ func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, e
 		if _, err := os.Stat(file); err != nil {
 			return nil, nil, err
 		}
-		r, err := sql.Open("sqlite", DSN(file, o.BusyTimeout, true))
+		r, err := sql.Open("sqlite", extra(DSN(file, o.BusyTimeout, true)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,19 +122,17 @@ func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, e
 	} else if !errors.Is(err, os.ErrPermission) {
 		return nil, nil, err
 	}
-	w, err = sql.Open("sqlite", DSN(file, o.BusyTimeout, false))
+	w, err = openWriter(ctx, extra(DSN(file, o.BusyTimeout, false)))
+	if err != nil && fault(err) == store.FaultReadOnly {
+		// A file that refuses writes (made read-only, on a read-only
+		// mount) is still opened: to read, and to spill what the store
+		// is given. Its settings need no writing; it has them already.
+		w, err = openWriter(ctx, extra("file:"+escape(file)+fmt.Sprintf("?_busy_timeout=%d&_txlock=immediate", o.BusyTimeout)))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	// One writing connection: the process's writes queue in Go, not on
-	// the file lock.
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
-		w.Close()
-		return nil, nil, err
-	}
-	r, err = sql.Open("sqlite", readerDSN(file, o.BusyTimeout))
+	r, err = sql.Open("sqlite", extra(readerDSN(file, o.BusyTimeout)))
 	if err != nil {
 		w.Close()
 		return nil, nil, err
@@ -127,11 +141,27 @@ func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, e
 	return w, r, nil
 }
 
+// openWriter opens the pool the store writes through: one connection, so
+// that the process's writes queue in Go, not on the file lock.
+func openWriter(ctx context.Context, dsn string) (*sql.DB, error) {
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
 // readerDSN opens the readers of a store open for writing: read-write at
 // the file level (a WAL reader writes the shared-memory index) but query
 // only.
 func readerDSN(file string, busyTimeoutMS int) string {
-	return "file:" + escape(file) + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=query_only(1)&_pragma=foreign_keys(1)", busyTimeoutMS)
+	return "file:" + escape(file) + fmt.Sprintf("?_busy_timeout=%d&_pragma=query_only(1)&_pragma=foreign_keys(1)", busyTimeoutMS)
 }
 
 // fault says what a SQLite error means for a write.
@@ -157,5 +187,3 @@ func fault(err error) store.Fault {
 	}
 	return ""
 }
-
-var _ = filepath.Join
