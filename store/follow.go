@@ -34,6 +34,9 @@ type Follower struct {
 type FollowOptions struct {
 	// Poll is how often the store is asked for new records; default 250ms.
 	Poll time.Duration
+	// FromStart hands out every record the store holds first, then what
+	// arrives; by default only what arrives from now on.
+	FromStart bool
 	ReadOptions
 }
 
@@ -46,7 +49,7 @@ func (s *Store) Follow(f Filter, o FollowOptions) *Follower {
 	if o.Poll <= 0 {
 		o.Poll = 250 * time.Millisecond
 	}
-	return &Follower{s: s, f: f, poll: o.Poll, opts: o.ReadOptions, gaps: map[int64]time.Time{}, memo: idMemo{}, start: true}
+	return &Follower{s: s, f: f, poll: o.Poll, opts: o.ReadOptions, gaps: map[int64]time.Time{}, memo: idMemo{}, start: !o.FromStart}
 }
 
 // Last returns the newest n records the filter selects, oldest first,
@@ -116,6 +119,16 @@ func (fl *Follower) begin(ctx context.Context) error {
 		return rows.Err()
 	}
 	return nil
+}
+
+// Poll returns the records the filter selects that arrived since it, or
+// Next, last looked (at most a few thousand: call it again while it
+// returns some), without waiting.
+func (fl *Follower) Poll(ctx context.Context) ([]record.Record, error) {
+	if err := fl.begin(ctx); err != nil {
+		return nil, err
+	}
+	return fl.poll1(ctx)
 }
 
 // Next waits until records the filter selects have arrived, and returns

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("tail", "follow a JSONL history file as it grows", runTail)
+	register("tail", "follow a JSONL history file or a store as records arrive", runTail)
 }
 
 const tailAbout = `Tail prints the last -n records of a JSONL history file, then follows the
@@ -23,7 +23,10 @@ file that is truncated or replaced (log rotation) and starts again from its
 beginning. Interrupt (Ctrl-C) to stop.
 
 FILE may be - for standard input, which is read to its end and its last
--n records printed (a pipe cannot be followed past its end).
+-n records printed (a pipe cannot be followed past its end). It may be a
+store's URL (sqlite:FILE, postgres://...): tail prints the newest -n
+records the store holds, then each record as the store takes it, from
+whichever process or replica wrote it.
 
 Lines that are not records (not JSON, or without the fields every record
 has) are reported on standard error, the first 20 of each kind, and
@@ -35,7 +38,7 @@ which none is a record is not a history file: tail says so and exits 1.`
 const maxTailLine = record.DefaultMaxLineBytes
 
 func runTail(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("tail", "[flags] FILE", tailAbout, io)
+	fs := newFlags("tail", "[flags] FILE|URL", tailAbout, io)
 	n := fs.Int("n", 10, "print the last `N` records first (0: none)")
 	follow := fs.Bool("f", true, "keep following the file; -f=false prints and exits")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often to look for new records")
@@ -44,7 +47,7 @@ func runTail(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(io.err, "llmhistory tail: want exactly one FILE")
+		fmt.Fprintln(io.err, "llmhistory tail: want exactly one FILE or store URL")
 		fs.Usage()
 		return exitUsage
 	}
@@ -90,8 +93,9 @@ type tailer struct {
 	warn io.Writer
 	poll time.Duration
 
-	f       *os.File  // the file followed; nil when reading r
-	r       io.Reader // standard input, read once to its end
+	f       *os.File     // the file followed; nil when reading r
+	r       io.Reader    // standard input, read once to its end
+	st      *storeTailer // a store, when path is its URL
 	off     int64     // bytes of f consumed, up to the end of the last whole line
 	line    int       // number of the last whole line consumed
 	partial int64     // bytes read of the current, unfinished line
@@ -134,10 +138,14 @@ func (t *tailer) run(ctx context.Context, n int, follow bool) error {
 	return t.follow(ctx, t.con.print, nil)
 }
 
-// open opens the file, unless the tailer reads standard input.
+// open opens the file or the store, unless the tailer reads standard
+// input.
 func (t *tailer) open() error {
 	if t.r != nil {
 		return nil
+	}
+	if isStoreURL(t.path) {
+		return t.openStore()
 	}
 	f, err := os.Open(t.path)
 	if err != nil {
@@ -150,6 +158,9 @@ func (t *tailer) open() error {
 func (t *tailer) close() {
 	if t.f != nil {
 		t.f.Close()
+	}
+	if t.st != nil {
+		t.st.s.Close()
 	}
 }
 
@@ -173,8 +184,10 @@ func (t *tailer) follow(ctx context.Context, emit func(record.Record), polled fu
 			return nil
 		case <-tick.C:
 		}
-		if err := t.check(); err != nil {
-			return err
+		if t.st == nil {
+			if err := t.check(); err != nil {
+				return err
+			}
 		}
 		if err := t.consume(ctx, emit); err != nil {
 			return err
@@ -215,6 +228,9 @@ func (t *tailer) summarize() {
 // file once, front to back, keeping only n lines: a history file of
 // millions of records costs one pass, not memory.
 func (t *tailer) printLast(ctx context.Context, n int) error {
+	if t.st != nil {
+		return t.printLastStore(ctx, n)
+	}
 	ring := make([]record.Record, 0, n)
 	next := 0
 	err := t.consume(ctx, func(r record.Record) {
@@ -239,6 +255,9 @@ func (t *tailer) printLast(ctx context.Context, n int) error {
 // When ctx ends it stops before its next read (what it read is handed
 // on), and returns nil.
 func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
+	if t.st != nil {
+		return t.consumeStore(ctx, emit)
+	}
 	if t.f != nil {
 		if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
 			return err
