@@ -96,11 +96,11 @@ type tailer struct {
 	f       *os.File     // the file followed; nil when reading r
 	r       io.Reader    // standard input, read once to its end
 	st      *storeTailer // a store, when path is its URL
-	off     int64     // bytes of f consumed, up to the end of the last whole line
-	line    int       // number of the last whole line consumed
-	partial int64     // bytes read of the current, unfinished line
-	pending []byte    // those bytes, unless skip
-	skip    bool      // the current line grew past maxTailLine: drop it at its newline
+	off     int64        // bytes of f consumed, up to the end of the last whole line
+	line    int          // number of the last whole line consumed
+	partial int64        // bytes read of the current, unfinished line
+	pending []byte       // those bytes, unless skip
+	skip    bool         // the current line grew past maxTailLine: drop it at its newline
 
 	records, bad int                // whole lines read that were, and were not, records
 	args         *record.ArgsJoiner // completes the Args of records written with args_prefix
