@@ -47,20 +47,8 @@ func (c *traceCache) put(e *traceEntry) {
 	}
 }
 
-func (c *traceCache) remove(trace string) {
-	if el, ok := c.byTrace[trace]; ok {
-		c.drop(el)
-	}
-}
-
 func (c *traceCache) drop(el *list.Element) {
 	e := c.order.Remove(el).(*traceEntry)
 	delete(c.byTrace, e.trace)
 	c.ids -= len(e.ids)
-}
-
-func (c *traceCache) clear() {
-	c.order.Init()
-	clear(c.byTrace)
-	c.ids = 0
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -102,13 +101,4 @@ func (t *tailer) printLastStore(ctx context.Context, n int) error {
 		t.con.print(r)
 	}
 	return nil
-}
-
-// storeNote says what a store holds, for a command's first line.
-func storeNote(ctx context.Context, s *store.Store) string {
-	d, err := s.Describe(ctx)
-	if err != nil {
-		return s.URL()
-	}
-	return fmt.Sprintf("%s: %s, %s", s.URL(), plural(d.Records, "record", "records"), plural(d.Traces, "trace", "traces"))
 }

@@ -103,6 +103,7 @@ func unprivileged(t *testing.T) bool {
 	require.NoError(t, err)
 	_, err = io.Copy(out, in)
 	in.Close()
+	require.NoError(t, err)
 	require.NoError(t, out.Close())
 	cmd := exec.Command(bin, "-test.run", "^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Dir = dir

@@ -60,10 +60,7 @@ func Path(url string) string {
 // follows "?": "_pragma=cache_size(-200000)&_pragma=...", passed on to
 // modernc.org/sqlite after the store's own).
 func split(url string) (file, params string) {
-	p := strings.TrimPrefix(url, "sqlite:")
-	if strings.HasPrefix(p, "//") {
-		p = p[2:]
-	}
+	p := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
 	file, params, _ = strings.Cut(p, "?")
 	return file, params
 }
