@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/store"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
 	"github.com/llmhistory/llmhistory/store/storetest"
 )
@@ -29,3 +30,22 @@ func harness() storetest.Harness {
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, harness()) }
+
+// Whatever a user types as search text, the query runs.
+func FuzzTextSearch(f *testing.F) {
+	for _, s := range []string{"refund", `"unterminated`, "a & b | !c", "x:*", "<->", "café", "\x00\xff", "(((("} {
+		f.Add(s)
+	}
+	ctx := context.Background()
+	srv := pgtest.Start(f, pgtest.Options{})
+	s, err := store.Open(ctx, srv.NewDatabase(f))
+	require.NoError(f, err)
+	defer s.Close()
+	recs, _ := storetest.Conversation(nil, storetest.ConversationOptions{Trace: "fz", Turns: 3})
+	_, err = s.Write(ctx, recs)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := s.Query(ctx, store.Query{Filter: store.Filter{Text: text}, NoArgs: true})
+		require.NoError(t, err)
+	})
+}

@@ -61,7 +61,7 @@ func (w *Workload) Next() record.Record {
 		}
 		recs, unique := Conversation(w.rng, ConversationOptions{
 			Trace: fmt.Sprintf("w%x-%d", w.rng.Uint32(), c), Turns: turns, Model: model, User: user, Tags: tags,
-			UserBytes: 100 + w.rng.IntN(200), AssistantByte: 300 + w.rng.IntN(900), ErrorEvery: 30,
+			UserBytes: 100 + w.rng.IntN(200), AssistantByte: 300 + w.rng.IntN(900),
 		})
 		tenant := fmt.Sprint("tenant-", w.rng.IntN(50))
 		for i := range recs {
@@ -85,6 +85,12 @@ func (w *Workload) Next() record.Record {
 	}
 	at := w.start.Add(time.Duration(w.n) * w.step)
 	r.Timestamp = record.FormatTime(at)
+	if w.rng.IntN(33) == 0 { // 3% fail, most on rate limits
+		r.Outcome = record.Failure([]string{record.ErrorRateLimit, record.ErrorRateLimit, record.ErrorTimeout, record.ErrorServer}[w.rng.IntN(4)])
+		r.ErrorType = r.Outcome.ErrorType
+		r.ErrorMessage = "upstream said no: " + r.ErrorType
+		r.Usage, r.Cost = nil, nil
+	}
 	// Call IDs sort by time, as the recorder's ULIDs do.
 	r.CallID = fmt.Sprintf("%010X%016X", at.UnixMilli(), w.rng.Uint64())
 	w.n++

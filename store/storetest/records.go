@@ -133,12 +133,16 @@ type ConversationOptions struct {
 	ErrorEvery    int // every ErrorEvery-th call fails (0: none)
 }
 
-// Conversation returns the records of a chat of opts.Turns calls: each
+// Conversation returns the records of a chat of opts.Turns calls (a nil
+// rng is a fixed one): each
 // sends the system prompt and every earlier turn again, as a chat API
 // does, and adds one user message; its answer is in the next call's
 // args. It also returns the bytes of its unique text: the system prompt,
 // every user message and answer once, as JSON elements.
 func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, unique int) {
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(1, 1))
+	}
 	if o.UserBytes == 0 {
 		o.UserBytes = 200
 	}
