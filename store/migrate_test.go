@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/storetest"
 	_ "github.com/llmhistory/llmhistory/store/sqlite"
+	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // A store of the released version migrates up to a newer one with its
