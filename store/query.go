@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,8 +44,13 @@ type Filter struct {
 }
 
 // where appends the filter's conditions on records r to args and
-// returns them as SQL, "" for none.
-func (f Filter) where(s *Store, args *[]any) string {
+// returns them as SQL, "" for none. Tags, metadata and text are tested
+// as membership in what matches them (IN), unless p says that a term
+// matches so many records that a newest-first walk finds a page sooner
+// by testing each record (EXISTS).
+func (f Filter) where(s *Store, args *[]any) string { return f.whereWith(s, args, nil) }
+
+func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 	var conds []string
 	arg := func(v any) string {
 		*args = append(*args, v)
@@ -68,8 +74,14 @@ func (f Filter) where(s *Store, args *[]any) string {
 	eq("r.method", f.Method)
 	eq("r.status", f.Status)
 	eq("r.error_type", f.ErrorType)
+	attr := func(name, value string, walk bool) string {
+		if walk {
+			return "EXISTS (SELECT 1 FROM record_attrs a WHERE a.name = " + arg(name) + " AND a.value = " + arg(value) + " AND a.seq = r.seq)"
+		}
+		return "r.seq IN (SELECT seq FROM record_attrs WHERE name = " + arg(name) + " AND value = " + arg(value) + ")"
+	}
 	for _, t := range f.Tags {
-		conds = append(conds, "r.seq IN (SELECT seq FROM record_attrs WHERE name = '"+attrTag+"' AND value = "+arg(t)+")")
+		conds = append(conds, attr(attrTag, t, p.walk(attrTag, t)))
 	}
 	keys := make([]string, 0, len(f.Metadata))
 	for k := range f.Metadata {
@@ -77,7 +89,7 @@ func (f Filter) where(s *Store, args *[]any) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		conds = append(conds, "r.seq IN (SELECT seq FROM record_attrs WHERE name = "+arg(attrMeta+k)+" AND value = "+arg(f.Metadata[k])+")")
+		conds = append(conds, attr(attrMeta+k, f.Metadata[k], p.walk(attrMeta+k, f.Metadata[k])))
 	}
 	if f.MinCostUSD > 0 {
 		conds = append(conds, "r.cost_usd >= "+arg(f.MinCostUSD))
@@ -90,6 +102,8 @@ func (f Filter) where(s *Store, args *[]any) string {
 			q := ftsQuery(f.Text)
 			if q == "" {
 				conds = append(conds, "0 = 1") // no word: nothing matches
+			} else if p.walk("text", q) {
+				conds = append(conds, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH "+arg(q)+")")
 			} else {
 				conds = append(conds, "r.seq IN (SELECT rowid FROM record_text WHERE record_text MATCH "+arg(q)+")")
 			}
@@ -98,6 +112,58 @@ func (f Filter) where(s *Store, args *[]any) string {
 		}
 	}
 	return strings.Join(conds, " AND ")
+}
+
+// plan says, for a newest-first page on SQLite, which tag, metadata and
+// text terms match so many records that testing each record found
+// walking newest first beats gathering all they match and sorting it.
+// SQLite's planner, without statistics, always gathers: 1.3 s for a
+// common tag at a million records, against 2 ms walking; and walking for
+// a rare tag reads most of the table. PostgreSQL's planner weighs this
+// itself, from its statistics.
+type plan struct{ walkTerms map[string]bool }
+
+func (p *plan) walk(name, value string) bool {
+	return p != nil && p.walkTerms[name+"\x00"+value]
+}
+
+// planPage counts, up to a bound, what each term of f matches: walking
+// reads about limit*records/matches rows, gathering about matches rows
+// and sorts them, so the crossover is near sqrt(limit*records).
+func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error) {
+	if s.dialect != SQLite || (len(f.Tags) == 0 && len(f.Metadata) == 0 && f.Text == "") {
+		return nil, nil
+	}
+	var total *int64
+	if err := s.r.QueryRowContext(ctx, `SELECT max(seq) FROM records`).Scan(&total); err != nil || total == nil {
+		return nil, err
+	}
+	bound := max(1000, int64(math.Sqrt(float64(limit)*float64(*total))))
+	p := &plan{walkTerms: map[string]bool{}}
+	probe := func(key string, query string, args ...any) error {
+		var n int64
+		if err := s.r.QueryRowContext(ctx, s.q(`SELECT count(*) FROM (`+query+` LIMIT $`+strconv.Itoa(len(args)+1)+`)`), append(args, bound)...).Scan(&n); err != nil {
+			return err
+		}
+		p.walkTerms[key] = n >= bound
+		return nil
+	}
+	for _, t := range f.Tags {
+		if err := probe(attrTag+"\x00"+t, `SELECT 1 FROM record_attrs WHERE name = $1 AND value = $2`, attrTag, t); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range f.Metadata {
+		if err := probe(attrMeta+k+"\x00"+v, `SELECT 1 FROM record_attrs WHERE name = $1 AND value = $2`, attrMeta+k, v); err != nil {
+			return nil, err
+		}
+	}
+	if q := ftsQuery(f.Text); q != "" {
+		if err := probe("text\x00"+q, `SELECT rowid FROM record_text WHERE record_text MATCH $1`, q); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // Query asks for one page of records, newest first.
@@ -157,13 +223,20 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 		limit = defaultLimit
 	}
 	limit = min(limit, maxLimit)
-	var args []any
-	where := q.where(s, &args)
+	var c cursor
 	if q.Cursor != "" {
-		c, err := parseCursor(q.Cursor)
-		if err != nil {
+		var err error
+		if c, err = parseCursor(q.Cursor); err != nil {
 			return Page{}, err
 		}
+	}
+	p, err := s.planPage(ctx, q.Filter, limit)
+	if err != nil {
+		return Page{}, s.readErr(err)
+	}
+	var args []any
+	where := q.whereWith(s, &args, p)
+	if q.Cursor != "" {
 		ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
 		args = append(args, c.ts, c.seq)
 		where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
@@ -198,12 +271,12 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if err := rows.Err(); err != nil {
 		return Page{}, s.readErr(err)
 	}
-	var p Page
+	var page Page
 	if more {
-		p.Next = last.String()
+		page.Next = last.String()
 	}
-	p.Records, err = s.assemble(ctx, ds, !q.NoArgs, nil)
-	return p, err
+	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, nil)
+	return page, err
 }
 
 func and(a, b string) string {

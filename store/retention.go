@@ -134,20 +134,25 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 		return 0, s.pruneErr(err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, trace_id FROM records WHERE ts < $1 ORDER BY ts LIMIT $2`), ts, pruneChunk)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, trace_id, ts FROM records WHERE ts < $1 ORDER BY ts LIMIT $2`), ts, pruneChunk)
 	if err != nil {
 		return 0, s.pruneErr(err)
 	}
 	var seqs, traces []any
 	doomed := map[int64]bool{}
 	seenTrace := map[string]bool{}
+	var first, last int64 // the hours the chunk spans
 	for rows.Next() {
-		var seq int64
+		var seq, at int64
 		var trace sql.NullString
-		if err := rows.Scan(&seq, &trace); err != nil {
+		if err := rows.Scan(&seq, &trace, &at); err != nil {
 			rows.Close()
 			return 0, s.pruneErr(err)
 		}
+		if len(seqs) == 0 {
+			first = at / hourMicros
+		}
+		last = at / hourMicros
 		seqs = append(seqs, seq)
 		doomed[seq] = true
 		if trace.Valid && !seenTrace[trace.String] {
@@ -174,6 +179,9 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 		if _, err := tx.ExecContext(ctx, s.q(stmt), seqs...); err != nil {
 			return 0, s.pruneErr(err)
 		}
+	}
+	if err := s.rebuildRollups(ctx, tx, first, last); err != nil {
+		return 0, s.pruneErr(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, s.pruneErr(err)

@@ -104,6 +104,24 @@ var migrations = []migration{
 			// The text a record brought into its trace, and its output:
 			// an index only (contentless), by seq.
 			`CREATE VIRTUAL TABLE record_text USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0')`,
+			// Hourly figures, for aggregates that need not read every
+			// record (rollup.go).
+			`CREATE TABLE rollups (
+				hour INTEGER NOT NULL,
+				model TEXT NOT NULL,
+				provider TEXT NOT NULL,
+				method TEXT NOT NULL,
+				error_type TEXT NOT NULL,
+				status TEXT NOT NULL,
+				calls INTEGER NOT NULL,
+				errors INTEGER NOT NULL,
+				input_tokens INTEGER NOT NULL,
+				output_tokens INTEGER NOT NULL,
+				total_tokens INTEGER NOT NULL,
+				cost_usd REAL NOT NULL,
+				latency BLOB NOT NULL,
+				PRIMARY KEY (hour, model, provider, method, error_type, status)
+			) WITHOUT ROWID`,
 		},
 		postgres: []string{
 			`CREATE TABLE messages (

@@ -51,16 +51,20 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 	var order []*hit
 	byTrace := map[string]*hit{}
 	listed := map[string]bool{} // on an earlier page: a newer record selected
+	const chunk = 500
+	p, err := s.planPage(ctx, q.Filter, chunk)
+	if err != nil {
+		return TracePage{}, s.readErr(err)
+	}
 	pos := start
 	for len(order) < limit {
 		var args []any
-		where := and(q.where(s, &args), "r.trace_id IS NOT NULL")
+		where := and(q.whereWith(s, &args, p), "r.trace_id IS NOT NULL")
 		if pos != nil {
 			ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
 			args = append(args, pos.ts, pos.seq)
 			where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
 		}
-		const chunk = 500
 		args = append(args, chunk)
 		rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE `+where+
 			` ORDER BY r.ts DESC, r.seq DESC LIMIT $`+strconv.Itoa(len(args))), args...)

@@ -198,6 +198,9 @@ func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResu
 	}
 	res.Duplicates += len(ps) - len(kept)
 	ps = kept
+	if err := s.rollup(ctx, tx, ps); err != nil {
+		return WriteResult{}, err
+	}
 	if err := tx.Commit(); err != nil {
 		return WriteResult{}, err
 	}
