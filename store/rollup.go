@@ -22,7 +22,7 @@ import (
 // percentiles.
 
 type rollupKey struct {
-	hour                                      int64
+	hour                                       int64
 	model, provider, method, errorType, status string
 }
 
