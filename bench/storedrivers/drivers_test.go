@@ -1,9 +1,13 @@
 package storedrivers
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
+	_ "github.com/llmhistory/llmhistory/bench/storedrivers/ncruces"
+	_ "github.com/llmhistory/llmhistory/store/sqlite"
 	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
@@ -33,3 +37,30 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	}
 }
+
+// TestBinarySize builds a program that records into a store with each
+// driver, and one that only records, and logs their sizes.
+func TestBinarySize(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool")
+	}
+	dir := t.TempDir()
+	size := map[string]int64{}
+	for _, prog := range []string{"recorder", "modernc", "ncruces"} {
+		bin := filepath.Join(dir, prog)
+		out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/size/"+prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", prog, err, out)
+		}
+		st, err := os.Stat(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[prog] = st.Size()
+	}
+	t.Logf("recorder only: %.1f MB; with store/sqlite (modernc): %.1f MB (+%.1f); with ncruces: %.1f MB (+%.1f)",
+		mb(size["recorder"]), mb(size["modernc"]), mb(size["modernc"]-size["recorder"]), mb(size["ncruces"]), mb(size["ncruces"]-size["recorder"]))
+}
+
+func mb(n int64) float64 { return float64(n) / 1e6 }
