@@ -64,3 +64,20 @@ func TestBinarySize(t *testing.T) {
 }
 
 func mb(n int64) float64 { return float64(n) / 1e6 }
+
+// BenchmarkQueries fills a store of LLMHISTORY_BENCH_RECORDS records
+// (default 10,000 here, for CI's one pass) with each driver, the same
+// records, kept in the temporary directory across runs, and asks both
+// the same questions.
+func BenchmarkQueries(b *testing.B) {
+	n := 10_000
+	if os.Getenv("LLMHISTORY_BENCH_RECORDS") != "" {
+		n = storetest.BenchRecords()
+	}
+	for _, d := range drivers {
+		b.Run("driver="+d.name, func(b *testing.B) {
+			file := filepath.Join(os.TempDir(), d.name+"-"+filepath.Base(storetest.CachedSQLite(n)))
+			storetest.BenchQueries(b, storetest.Fill(b, d.scheme+file, n))
+		})
+	}
+}
