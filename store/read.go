@@ -89,7 +89,11 @@ type idMemo map[int64][]int64
 func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, memo idMemo) ([]record.Record, error) {
 	recs := make([]record.Record, len(rows))
 	for i, d := range rows {
-		r, err := record.DecodeLine(d.doc)
+		doc, err := decodeDoc(d.doc)
+		if err != nil {
+			return nil, fmt.Errorf("store: record %d of %s: %w", d.seq, s.url, err)
+		}
+		r, err := record.DecodeLine(doc)
 		if err != nil {
 			return nil, fmt.Errorf("store: record %d of %s: %w", d.seq, s.url, err)
 		}

@@ -135,3 +135,25 @@ func TestStoreLinksNoDriver(t *testing.T) {
 		assert.True(t, strings.HasPrefix(pkg, "github.com/llmhistory/llmhistory/"), "package store links %s", pkg)
 	}
 }
+
+// The dictionary stored documents are compressed with is fixed once
+// released: a new one takes a new first byte.
+func TestDocDictPinned(t *testing.T) {
+	assert.Equal(t, "7700d14b", fmt.Sprintf("%x", sha256.Sum256([]byte(docDict1)))[:8], "docDict1 changed: stored records would not read; add docDict2 and a new first byte instead")
+	for _, doc := range []string{`{"call_id":"x"}`, `{"call_id":"01JD2Q8Z3XKQ4M9R7T5V6W8Y0A","timestamp":"2026-11-23T10:00:00.000000Z","speaker":"user","method_name":"openai.chat.completions.create","args":[],"kwargs":{},"outcome_summary":{"status":"ok","ok":true,"retriable":false},"history_record_appended":true,"conversation_history_size":0,"history_access_detected":false,"history_query_patterns":[],"version":1}`} {
+		enc := encodeDoc([]byte(doc))
+		dec, err := decodeDoc(enc)
+		require.NoError(t, err)
+		assert.Equal(t, doc, string(dec))
+	}
+	_, err := decodeDoc([]byte{0x7f, 1, 2})
+	assert.ErrorContains(t, err, "unknown form")
+}
+
+func FuzzDecodeDoc(f *testing.F) {
+	f.Add(encodeDoc([]byte(docDict1)))
+	f.Add([]byte{docFlate1, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeDoc(b) // never panics
+	})
+}

@@ -104,6 +104,10 @@ type prep struct {
 	seq   int64
 	base  *traceEntry // nil: args listed whole
 	count int         // elements taken from base
+	// whole: the record's references are stored as a list of all its
+	// messages, not as base plus its own (the chain is as deep as it may
+	// go); its messages are found through base all the same.
+	whole bool
 	tail  []*message  // the elements after them
 	entry *traceEntry // this record, as the next of its trace will see it
 	text  []byte
@@ -140,7 +144,7 @@ func prepare(r record.Record, now time.Time) *prep {
 	})
 	doc := r
 	doc.Args = nil // kept as references
-	p.doc = doc.AppendJSON(make([]byte, 0, 512))
+	p.doc = encodeDoc(doc.AppendJSON(make([]byte, 0, 512)))
 	return p
 }
 
@@ -323,18 +327,18 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 				base = e
 			}
 		}
-		if base != nil && base.depth < maxChainDepth {
+		if base != nil {
 			k := 0
 			for k < len(p.sums) && k < len(base.sums) && p.sums[k] == base.sums[k] {
 				k++
 			}
 			if k > 0 {
-				p.base, p.count = base, k
+				p.base, p.count, p.whole = base, k, base.depth >= maxChainDepth
 			}
 		}
 		if p.r.TraceID != "" {
 			depth := 0
-			if p.base != nil {
+			if p.base != nil && !p.whole {
 				depth = p.base.depth + 1
 			}
 			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: stamp}
@@ -654,7 +658,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 				continue
 			}
 			if p.base != nil && taken[p.base.seq] {
-				p.base, p.count = nil, 0
+				p.whole = true // its messages are found; its base is another writer's
 				if p.entry != nil {
 					p.entry.depth = 0
 				}
@@ -668,12 +672,13 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 	for _, p := range ps {
 		var base any
 		var prev int64
-		if p.base != nil {
-			base = p.base.seq
+		count := 0
+		if p.base != nil && !p.whole {
+			base, count = p.base.seq, p.count
 			prev = p.base.ids[p.count-1]
 		}
-		refs := appendRefs([]byte{}, prev, p.entry.ids[p.count:])
-		rows = append(rows, []any{p.seq, base, p.count, refs, p.doc})
+		refs := appendRefs([]byte{}, prev, p.entry.ids[count:])
+		rows = append(rows, []any{p.seq, base, count, refs, p.doc})
 	}
 	if err := s.insertRows(ctx, tx, `INSERT INTO record_docs (seq, base_seq, base_count, refs, doc) VALUES `, 5, rows); err != nil {
 		return nil, err

@@ -49,3 +49,15 @@ func FuzzTextSearch(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+// A 1,000-turn conversation grows linearly: PostgreSQL takes 2.7 times
+// its unique text (SQLite 1.7), its rows' and full-text index's overhead
+// being larger; docs/store.md has the breakdown.
+func TestThousandTurnsLinear(t *testing.T) {
+	if storetest.Race {
+		t.Skip("reads 600 MB of args: minutes under the race detector")
+	}
+	l := storetest.MeasureLinear(t, pgtest.Shared(t).NewDatabase(t), 1000)
+	t.Log(l)
+	require.LessOrEqual(t, float64(l.Store), 3*float64(l.Unique), l.String())
+}

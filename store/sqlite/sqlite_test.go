@@ -48,3 +48,13 @@ func FuzzTextSearch(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+// A 1,000-turn conversation takes at most twice its unique text on disk.
+func TestThousandTurnsLinear(t *testing.T) {
+	if storetest.Race {
+		t.Skip("reads 600 MB of args: minutes under the race detector")
+	}
+	l := storetest.MeasureLinear(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db"), 1000)
+	t.Log(l)
+	require.LessOrEqual(t, float64(l.Store), 2*float64(l.Unique), l.String())
+}
