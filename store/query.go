@@ -76,7 +76,7 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 	eq("r.error_type", f.ErrorType)
 	attr := func(name, value string, walk bool) string {
 		if walk {
-			return "EXISTS (SELECT 1 FROM record_attrs a WHERE a.name = " + arg(name) + " AND a.value = " + arg(value) + " AND a.seq = r.seq)"
+			return probeEach(s, "SELECT 1 FROM record_attrs a WHERE a.name = "+arg(name)+" AND a.value = "+arg(value)+" AND a.seq = r.seq")
 		}
 		return "r.seq IN (SELECT seq FROM record_attrs WHERE name = " + arg(name) + " AND value = " + arg(value) + ")"
 	}
@@ -107,20 +107,22 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 			} else {
 				conds = append(conds, "r.seq IN (SELECT rowid FROM record_text WHERE record_text MATCH "+arg(q)+")")
 			}
+		} else if q := strings.Join(words(f.Text), " "); p.walk("text", q) {
+			conds = append(conds, probeEach(s, "SELECT 1 FROM record_text x WHERE x.seq = r.seq AND x.tsv @@ plainto_tsquery('simple', "+arg(q)+")"))
 		} else {
-			conds = append(conds, "r.seq IN (SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', "+arg(strings.Join(words(f.Text), " "))+"))")
+			conds = append(conds, "r.seq IN (SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', "+arg(q)+"))")
 		}
 	}
 	return strings.Join(conds, " AND ")
 }
 
-// plan says, for a newest-first page on SQLite, which tag, metadata and
-// text terms match so many records that testing each record found
-// walking newest first beats gathering all they match and sorting it.
-// SQLite's planner, without statistics, always gathers: 1.3 s for a
-// common tag at a million records, against 2 ms walking; and walking for
-// a rare tag reads most of the table. PostgreSQL's planner weighs this
-// itself, from its statistics.
+// plan says, for a newest-first page, which tag, metadata and text terms
+// match so many records that testing each record found walking newest
+// first beats gathering all they match and sorting them. SQLite's
+// planner, without statistics, always gathers: 1.3 s for a common tag at
+// a million records, against 2 ms walking; and walking for a rare tag
+// reads most of the table. PostgreSQL's gathers too (29 ms for a common
+// metadata value at a million records).
 type plan struct{ walkTerms map[string]bool }
 
 func (p *plan) walk(name, value string) bool {
@@ -131,7 +133,7 @@ func (p *plan) walk(name, value string) bool {
 // reads about limit*records/matches rows, gathering about matches rows
 // and sorts them, so the crossover is near sqrt(limit*records).
 func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error) {
-	if s.dialect != SQLite || (len(f.Tags) == 0 && len(f.Metadata) == 0 && f.Text == "") {
+	if len(f.Tags) == 0 && len(f.Metadata) == 0 && f.Text == "" {
 		return nil, nil
 	}
 	var total *int64
@@ -139,10 +141,13 @@ func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error
 		return nil, err
 	}
 	bound := max(1000, int64(math.Sqrt(float64(limit)*float64(*total))))
+	if s.walkBound > 0 {
+		bound = s.walkBound
+	}
 	p := &plan{walkTerms: map[string]bool{}}
 	probe := func(key string, query string, args ...any) error {
 		var n int64
-		if err := s.r.QueryRowContext(ctx, s.q(`SELECT count(*) FROM (`+query+` LIMIT $`+strconv.Itoa(len(args)+1)+`)`), append(args, bound)...).Scan(&n); err != nil {
+		if err := s.r.QueryRowContext(ctx, s.q(`SELECT count(*) FROM (`+query+` LIMIT $`+strconv.Itoa(len(args)+1)+`) AS matches`), append(args, bound)...).Scan(&n); err != nil {
 			return err
 		}
 		p.walkTerms[key] = n >= bound
@@ -158,12 +163,26 @@ func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error
 			return nil, err
 		}
 	}
-	if q := ftsQuery(f.Text); q != "" {
+	if q := ftsQuery(f.Text); q != "" && s.dialect == SQLite {
 		if err := probe("text\x00"+q, `SELECT rowid FROM record_text WHERE record_text MATCH $1`, q); err != nil {
+			return nil, err
+		}
+	} else if q := strings.Join(words(f.Text), " "); q != "" && s.dialect == PostgreSQL {
+		if err := probe("text\x00"+q, `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`, q); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// probeEach is a condition that runs query for each record r a walk
+// meets: EXISTS on SQLite; on PostgreSQL a subquery with LIMIT, which its
+// planner does not fold into a join that gathers every match.
+func probeEach(s *Store, query string) string {
+	if s.dialect == PostgreSQL {
+		return "(" + query + " LIMIT 1) IS NOT NULL"
+	}
+	return "EXISTS (" + query + ")"
 }
 
 // Query asks for one page of records, newest first.

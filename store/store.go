@@ -85,6 +85,7 @@ type Store struct {
 	sqlCacheN atomic.Int64
 
 	written, duplicates atomic.Uint64
+	walkBound           int64 // tests: the matches past which a page walks (planPage)
 }
 
 var _ record.BatchSink = (*Store)(nil)
