@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,4 +18,15 @@ func BenchmarkQueries(b *testing.B) {
 	n := storetest.BenchRecords()
 	d := storetest.Fill(b, "sqlite:"+storetest.CachedSQLite(n), n)
 	storetest.BenchQueries(b, d)
+}
+
+// BenchmarkJSONL is today's JSONL file on the same workload, for
+// comparison (LLMHISTORY_BENCH_RECORDS records, default 100,000).
+func BenchmarkJSONL(b *testing.B) {
+	n := storetest.BenchRecords()
+	url := "sqlite:" + storetest.CachedSQLite(n)
+	if _, err := os.Stat(storetest.CachedSQLite(n)); err != nil {
+		url = "" // BenchmarkQueries makes it
+	}
+	storetest.BenchJSONL(b, n, url)
 }
