@@ -39,6 +39,11 @@ func TestWalkAndGatherAgree(t *testing.T) {
 			}
 			_, err = s.Write(ctx, recs)
 			require.NoError(t, err)
+			// Then records older than those, imported after them: the
+			// store's order disagrees with time's.
+			old := storetest.NewWorkload(5, time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), 500*time.Millisecond).Batch(1500)
+			_, err = s.Write(ctx, old)
+			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(4, 4))
 			for _, f := range []store.Filter{
 				{Tags: []string{"checkout"}},

@@ -27,7 +27,6 @@ func BenchJSONL(b *testing.B, n int, url string) {
 	for _, prefix := range []bool{false, true} {
 		name := map[bool]string{false: "write/args-whole", true: "write/args-prefix"}[prefix]
 		b.Run(name, func(b *testing.B) {
-			w := NewWorkload(42, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), MonthStep)
 			for b.Loop() {
 				f, err := os.Create(paths[prefix])
 				if err != nil {
@@ -35,7 +34,7 @@ func BenchJSONL(b *testing.B, n int, url string) {
 				}
 				sink := record.NewJSONLWith(f, record.JSONLOptions{ArgsPrefix: prefix})
 				mem := record.NewMemory(4096)
-				w = NewWorkload(42, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), MonthStep)
+				w := NewWorkload(42, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), MonthStep)
 				var gen time.Duration
 				start := time.Now()
 				for i := range n {
