@@ -348,7 +348,7 @@ func (s *Store) textWalk(ctx context.Context, f Filter, at *cursor, limit int, p
 		return "(r.ts < " + ts + " OR (r.ts = " + ts + " AND r.seq < " + seq + "))"
 	}
 	upper := int64(math.MaxInt64)
-	const chunk = 512
+	chunk := 4 * (limit + 1) // common words: most of a chunk matches the rest
 	for range 64 {
 		rows, err := s.r.QueryContext(ctx, `SELECT rowid FROM record_text WHERE record_text MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3`, fq, upper, chunk)
 		if err != nil {
