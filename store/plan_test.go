@@ -32,7 +32,7 @@ func TestWalkAndGatherAgree(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			w := storetest.NewWorkload(3, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Second)
-			recs := w.Batch(3000)
+			recs := w.Batch(1200)
 			// Some records at the same instant: the cursor orders them.
 			for i := 100; i < 110; i++ {
 				recs[i].Timestamp = recs[100].Timestamp
@@ -41,7 +41,7 @@ func TestWalkAndGatherAgree(t *testing.T) {
 			require.NoError(t, err)
 			// Then records older than those, imported after them: the
 			// store's order disagrees with time's.
-			old := storetest.NewWorkload(5, time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), 500*time.Millisecond).Batch(1500)
+			old := storetest.NewWorkload(5, time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), 500*time.Millisecond).Batch(600)
 			_, err = s.Write(ctx, old)
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(4, 4))
@@ -64,7 +64,7 @@ func TestWalkAndGatherAgree(t *testing.T) {
 						for _, r := range p.Records {
 							ids = append(ids, r.CallID)
 						}
-						if p.Next == "" || len(ids) > 300 {
+						if p.Next == "" || len(ids) > 120 {
 							return ids
 						}
 						q.Cursor = p.Next
