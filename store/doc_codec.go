@@ -60,9 +60,10 @@ func decodeDoc(stored []byte) ([]byte, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(stored[1:]), []byte(docDict1)); err != nil {
 		return nil, err
 	}
-	out, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
+	var out bytes.Buffer
+	out.Grow(4 * len(stored))
+	if _, err := out.ReadFrom(io.LimitReader(r, 64<<20)); err != nil {
 		return nil, fmt.Errorf("store: a stored record is damaged: %w", err)
 	}
-	return out, nil
+	return out.Bytes(), nil
 }

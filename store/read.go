@@ -87,17 +87,20 @@ type idMemo map[int64][]int64
 // when withArgs. memo, when not nil, carries the IDs of bases across
 // calls.
 func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, memo idMemo) ([]record.Record, error) {
+	// Decompressing and decoding are most of a read: on every core.
 	recs := make([]record.Record, len(rows))
-	for i, d := range rows {
-		doc, err := decodeDoc(d.doc)
-		if err != nil {
-			return nil, fmt.Errorf("store: record %d of %s: %w", d.seq, s.url, err)
+	errs := make([]error, len(rows))
+	parallel(len(rows), func(i int) {
+		doc, err := decodeDoc(rows[i].doc)
+		if err == nil {
+			recs[i], err = record.DecodeLine(doc)
 		}
-		r, err := record.DecodeLine(doc)
 		if err != nil {
-			return nil, fmt.Errorf("store: record %d of %s: %w", d.seq, s.url, err)
+			errs[i] = fmt.Errorf("store: record %d of %s: %w", rows[i].seq, s.url, err)
 		}
-		recs[i] = r
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if !withArgs {
 		return recs, nil
