@@ -253,3 +253,22 @@ func TestDemoWritesAStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "my notes, not a database", string(data))
 }
+
+func FuzzParseWhen(f *testing.F) {
+	for _, s := range []string{"", "24h", "-1h", "2026-11-23", "2026-11-23T10:00", "2026-11-23T10:00:00Z", "2026-11-23T10:00:00.123+02:00", "yesterday", "1e9h"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseWhen(s, now)
+		if err != nil {
+			return // an error, never a panic
+		}
+		if d, derr := time.ParseDuration(s); derr == nil {
+			assert.Equal(t, now.Add(-d), got, "a duration is back from now")
+		}
+		if s == "" {
+			assert.True(t, got.IsZero())
+		}
+	})
+}

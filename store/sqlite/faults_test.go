@@ -304,3 +304,29 @@ func writeAll(t *testing.T, file string) {
 		require.NoError(t, err)
 	}
 }
+
+// When the spill file fails too (here: its directory does not exist), the
+// records are counted lost, the error says so, and it is logged once.
+func TestSpillFailsTooCountsLost(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "history.db")
+	var logs logBuffer
+	s, err := store.OpenWith(ctx, "sqlite:"+file+"?_pragma=max_page_count(50)", store.Options{Logger: logs.logger(),
+		SpillPath: filepath.Join(t.TempDir(), "no", "such", "dir", "spill.jsonl")})
+	require.NoError(t, err)
+	defer s.Close()
+	recs := records(4, "lost", 100)
+	var lost int
+	for i := 0; i < len(recs); i += 5 {
+		var se *store.SpillError
+		if err := s.AppendBatch(ctx, recs[i:i+5]); errors.As(err, &se) {
+			require.Error(t, se.Lost)
+			assert.Contains(t, se.Error(), "lost")
+			lost += se.Records
+		}
+	}
+	require.Positive(t, lost)
+	assert.EqualValues(t, lost, s.Stats().Lost)
+	assert.Zero(t, s.Stats().Spilled)
+	assert.Equal(t, 1, strings.Count(logs.String(), "records are lost"), logs.String())
+}
