@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,10 +25,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-// payload reads a captured provider payload.
-func payload(t *testing.T, path string) string {
+// payload reads a captured provider payload of the repository's shared
+// corpus, named under testdata/providers: "openai/openai_chat_response.json".
+func payload(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../providers/" + path)
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "providers", filepath.FromSlash(name)))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -114,7 +116,7 @@ func TestServerAddressAndPortOnEveryRecord(t *testing.T) {
 // Moonshot response, through openai-go); without it, neither, while the
 // server and the response's tier and fingerprint are kept either way.
 func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
-	body := payload(t, "openai/testdata/chat_response_reasoning_content_tool_calls.json")
+	body := payload(t, "openai/chat_response_reasoning_content_tool_calls.json")
 	params := openaisdk.ChatCompletionNewParams{
 		Model:    "kimi-k2.5",
 		Messages: []openaisdk.ChatCompletionMessageParamUnion{openaisdk.UserMessage("What is the weather in Beijing?")},
@@ -159,14 +161,14 @@ func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
 func TestServiceTierFingerprintAndStreamedReasoning(t *testing.T) {
 	e := newEnv(t, middleware.WithOutput())
 
-	whole := serve(t, 200, "application/json", payload(t, "openai/testdata/openai_chat_response.json"))
+	whole := serve(t, 200, "application/json", payload(t, "openai/openai_chat_response.json"))
 	c := openaisdk.NewClient(option.WithBaseURL(whole.URL+"/v1"), option.WithAPIKey("sk-test-openaigo-0123456789abcdef"), option.WithHTTPClient(e.client))
 	_, err := c.Chat.Completions.New(context.Background(), openaisdk.ChatCompletionNewParams{
 		Model: "gpt-3.5-turbo", Messages: []openaisdk.ChatCompletionMessageParamUnion{openaisdk.UserMessage("How are you?")},
 	})
 	require.NoError(t, err)
 
-	chunks := serve(t, 200, "text/event-stream", payload(t, "openai/testdata/openai_chat_stream.sse"))
+	chunks := serve(t, 200, "text/event-stream", payload(t, "openai/openai_chat_stream.sse"))
 	stream, err := goOpenAIClient(chunks.URL, e.client).CreateChatCompletionStream(context.Background(), goopenai.ChatCompletionRequest{
 		Model: "gpt-4o", Stream: true, Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: "Weather in New York?"}},
 	})
@@ -179,7 +181,7 @@ func TestServiceTierFingerprintAndStreamedReasoning(t *testing.T) {
 	}
 	stream.Close()
 
-	summaries := payload(t, "openai/testdata/responses_stream_reasoning_summary.sse")
+	summaries := payload(t, "openai/responses_stream_reasoning_summary.sse")
 	events := serve(t, 200, "text/event-stream", summaries)
 	c = openaisdk.NewClient(option.WithBaseURL(events.URL+"/v1"), option.WithAPIKey("sk-test-openaigo-0123456789abcdef"), option.WithHTTPClient(e.client))
 	rs := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{

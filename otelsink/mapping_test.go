@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -301,7 +302,7 @@ func TestEveryFieldIsMapped(t *testing.T) {
 
 	// The mapping is real: a record with every field set, content on,
 	// carries every attribute the list promises.
-	b, err := os.ReadFile("../record/testdata/record_full.golden.json")
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "records", "record_full.golden.json"))
 	require.NoError(t, err)
 	var full record.Record
 	require.NoError(t, json.Unmarshal(b, &full))

@@ -25,7 +25,7 @@ import (
 // the request's URL, live and from a file (llmhistory export); the
 // metrics too. Options.ServerAddress still wins.
 func TestServerFromTheRecord(t *testing.T) {
-	srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/openai_chat_response.json"})
+	srv := cannedServer(t, map[string]string{"/chat/completions": "openai/openai_chat_response.json"})
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	port, err := strconv.Atoi(u.Port())
@@ -104,17 +104,17 @@ func TestOutputMessagesOfToolCallsAndReasoning(t *testing.T) {
 		raw              string // the provider's finish reason
 		parts            string // the output message's parts
 	}{
-		{"openai/testdata/chat_response_reasoning_content_tool_calls.json", "/v1/chat/completions", chatBody, "tool_calls",
+		{"openai/chat_response_reasoning_content_tool_calls.json", "/v1/chat/completions", chatBody, "tool_calls",
 			`[{"type":"reasoning","content":"The user is asking for the weather in Beijing. I have a function available called ` + "`get_weather`" + ` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the ` + "`get_weather`" + ` function with \"Beijing\" as the location parameter."},` +
 				`{"type":"tool_call","id":"get_weather:0","name":"get_weather","arguments":{"location":"Beijing"}}]`},
-		{"openai/testdata/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_calls", ""},
-		{"anthropic/testdata/message_thinking_tool_use.json", "/v1/messages", anthropicBody, "tool_use",
+		{"openai/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_calls", ""},
+		{"anthropic/message_thinking_tool_use.json", "/v1/messages", anthropicBody, "tool_use",
 			`[{"type":"reasoning","content":"The user is asking about the weather in Boston. I have access to a get_weather function that takes a location parameter. I should call this function with \"Boston\" as the location."},` +
 				`{"type":"tool_call","id":"toolu_01E8myeoMN7KKGeCQnAgGd3F","name":"get_weather","arguments":{"location":"Boston"}}]`},
-		{"gemini/testdata/gemini_generate_response_thinking_functioncall.json", geminiPath, geminiBody, "STOP", ""},
+		{"gemini/gemini_generate_response_thinking_functioncall.json", geminiPath, geminiBody, "STOP", ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			srv := cannedServer(t, map[string]string{tc.path: "../providers/" + tc.file})
+			srv := cannedServer(t, map[string]string{tc.path: tc.file})
 			a := newSDKApp(t, otelsink.Options{}, false, middleware.WithOutput())
 			id := middleware.NewCallID()
 			a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+tc.path, tc.body)
@@ -152,7 +152,7 @@ func TestOutputMessagesOfToolCallsAndReasoning(t *testing.T) {
 	}
 
 	// Gemini's: the thought summary, then the call, with no id.
-	srv := cannedServer(t, map[string]string{geminiPath: "../providers/gemini/testdata/gemini_generate_response_thinking_functioncall.json"})
+	srv := cannedServer(t, map[string]string{geminiPath: "gemini/gemini_generate_response_thinking_functioncall.json"})
 	a := newSDKApp(t, otelsink.Options{}, false, middleware.WithOutput())
 	id := middleware.NewCallID()
 	a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+geminiPath, geminiBody)
@@ -177,7 +177,7 @@ func TestOutputMessagesOfToolCallsAndReasoning(t *testing.T) {
 // reasoning part of its output message, beside its text.
 func TestOutputMessagesOfAStreamedResponse(t *testing.T) {
 	t.Setenv(otelsink.EnvCaptureContent, "SPAN_ONLY")
-	srv := cannedServer(t, map[string]string{"/responses": "../providers/openai/testdata/responses_stream_reasoning_summary.sse"})
+	srv := cannedServer(t, map[string]string{"/responses": "openai/responses_stream_reasoning_summary.sse"})
 	a := newSDKApp(t, otelsink.Options{}, false, middleware.WithOutput())
 	id := middleware.NewCallID()
 	a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+"/v1/responses",
@@ -208,7 +208,7 @@ func TestOpenAIResponseTierAndFingerprint(t *testing.T) {
 		{"openai_chat_response.json", chatBody, "default", nil},
 		{"openai_chat_stream.sse", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"Weather?"}]}`, nil, "fp_143bb8492c"},
 	} {
-		srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/" + tc.file})
+		srv := cannedServer(t, map[string]string{"/chat/completions": "openai/" + tc.file})
 		a := newSDKApp(t, otelsink.Options{}, false)
 		id := middleware.NewCallID()
 		a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+"/v1/chat/completions", tc.body)

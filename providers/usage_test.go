@@ -1,8 +1,6 @@
 package providers_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,8 +15,7 @@ import (
 // top level's "usage" or "usageMetadata", or each SSE event's.
 func usageOf(t *testing.T, file string) *record.Usage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.FromSlash(file))
-	require.NoError(t, err)
+	b := payload(t, file)
 	var r providers.UsageReader
 	read := func(doc gjson.Result) {
 		for _, path := range []string{"usage", "usageMetadata", "message.usage", "response.usage"} {
@@ -45,31 +42,31 @@ func TestUsageOneMeaning(t *testing.T) {
 		want record.Usage
 		why  string
 	}{
-		{"openai/testdata/openai_chat_response.json", record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44},
+		{"openai/openai_chat_response.json", record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44},
 			"prompt_tokens and completion_tokens already hold the details"},
-		{"openai/testdata/openai_chat_stream_2025_obfuscation.sse", record.Usage{InputTokens: 14, OutputTokens: 13, TotalTokens: 27},
+		{"openai/openai_chat_stream_2025_obfuscation.sse", record.Usage{InputTokens: 14, OutputTokens: 13, TotalTokens: 27},
 			"null on every chunk but the last"},
-		{"openai/testdata/openai_responses_response.json", record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64},
+		{"openai/openai_responses_response.json", record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64},
 			"the Responses API's input_tokens and output_tokens"},
-		{"gemini/testdata/gemini_generate_response_thinking_functioncall.json", record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501},
+		{"gemini/gemini_generate_response_thinking_functioncall.json", record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501},
 			"candidatesTokenCount leaves out the 501 thoughts: output is 8 + 501"},
-		{"gemini/testdata/gemini_stream_thinking_functioncall.sse", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168},
+		{"gemini/gemini_stream_thinking_functioncall.sse", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168},
 			"usageMetadata is cumulative: the last one counts, never the sum"},
-		{"anthropic/testdata/message.json", record.Usage{InputTokens: 13, OutputTokens: 35, TotalTokens: 48},
+		{"anthropic/message.json", record.Usage{InputTokens: 13, OutputTokens: 35, TotalTokens: 48},
 			"no cache: input_tokens as sent"},
-		{"anthropic/testdata/message_cache_read.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CachedTokens: 6001},
+		{"anthropic/message_cache_read.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CachedTokens: 6001},
 			"input_tokens (7) leaves out the 6001 read from the cache"},
-		{"anthropic/testdata/message_cache_write_1h.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CacheWriteTokens: 6001, CacheWrite1hTokens: 6001},
+		{"anthropic/message_cache_write_1h.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CacheWriteTokens: 6001, CacheWrite1hTokens: 6001},
 			"input_tokens (7) leaves out the 6001 written to the cache, all for an hour"},
-		{"anthropic/testdata/stream_thinking.sse", record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261},
+		{"anthropic/stream_thinking.sse", record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261},
 			"message_delta's usage is cumulative: 211 replaces message_start's 1, never adds"},
-		{"bedrock/testdata/converse.json", record.Usage{InputTokens: 25, OutputTokens: 17, TotalTokens: 42},
+		{"bedrock/converse.json", record.Usage{InputTokens: 25, OutputTokens: 17, TotalTokens: 42},
 			"Converse's inputTokens and outputTokens; the cache fields are 0"},
-		{"bedrock/testdata/converse_tool_use_cache_write.json", record.Usage{InputTokens: 1368, OutputTokens: 55, TotalTokens: 1423, CacheWriteTokens: 1365},
+		{"bedrock/converse_tool_use_cache_write.json", record.Usage{InputTokens: 1368, OutputTokens: 55, TotalTokens: 1423, CacheWriteTokens: 1365},
 			"inputTokens (3) leaves out the 1365 written to the cache, as Bedrock's totalTokens (1423) says"},
-		{"bedrock/testdata/converse_cache_read.json", record.Usage{InputTokens: 1448, OutputTokens: 27, TotalTokens: 1475, CachedTokens: 1365, CacheWriteTokens: 77},
+		{"bedrock/converse_cache_read.json", record.Usage{InputTokens: 1448, OutputTokens: 27, TotalTokens: 1475, CachedTokens: 1365, CacheWriteTokens: 77},
 			"inputTokens (6) leaves out the 1365 read and the 77 written: totalTokens is 1475"},
-		{"bedrock/testdata/invoke_anthropic.json", record.Usage{InputTokens: 727, OutputTokens: 13, TotalTokens: 740},
+		{"bedrock/invoke_anthropic.json", record.Usage{InputTokens: 727, OutputTokens: 13, TotalTokens: 740},
 			"Claude's InvokeModel body is Anthropic's usage"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden records in testdata/records at the top")
 
 // fullRecord sets every field, so the golden file pins the whole format.
 func fullRecord() record.Record {
@@ -71,9 +71,15 @@ func fullRecord() record.Record {
 	}
 }
 
+// goldenRecords is where the golden v1 records are: the repository's
+// shared testdata, as otelsink and the schema's tests read them too.
+var goldenRecords = filepath.Join("..", "testdata", "records")
+
+// golden compares got with the golden record file name, or writes it
+// there with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := filepath.Join(goldenRecords, name)
 	if *update {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
@@ -91,7 +97,7 @@ func TestGoldenFullRecord(t *testing.T) {
 	golden(t, "record_full.golden.json", pretty.Bytes())
 
 	// The golden file decodes back to the same record.
-	want, err := os.ReadFile(filepath.Join("testdata", "record_full.golden.json"))
+	want, err := os.ReadFile(filepath.Join(goldenRecords, "record_full.golden.json"))
 	require.NoError(t, err)
 	var got record.Record
 	require.NoError(t, json.Unmarshal(want, &got))

@@ -56,9 +56,14 @@ func TestSSESplitterIgnoresReadBoundaries(t *testing.T) {
 }
 
 func TestBodyKeepsItsBytesAndIsReadable(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.json")
+	// replay's own payloads and every JSON capture of the shared corpus
+	own, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	captured, err := filepath.Glob(filepath.Join("..", "testdata", "providers", "*", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, own)
+	require.NotEmpty(t, captured)
+	files := append(own, captured...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)

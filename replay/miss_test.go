@@ -41,7 +41,7 @@ func TestAMissShowsTheChangedMiddleOfALongValue(t *testing.T) {
 		}
 	}
 	path := cassettePath(t)
-	srv := newFake(t, reply{body: testdata(t, "openai_chat_response.json")})
+	srv := newFake(t, reply{body: testdata(t, "openai/openai_chat_response.json")})
 	live := newRun(t, path, replay.ModeRecord)
 	_, err := goOpenAIClient(srv.URL(), live.client).CreateChatCompletion(context.Background(), request("14"))
 	require.NoError(t, err)

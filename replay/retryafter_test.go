@@ -67,7 +67,7 @@ type sdkCall struct {
 
 var waitingSDKs = []sdkCall{
 	{
-		name: "openai-go", errFile: "openai_error_429.json", okFile: "openai_chat_response.json",
+		name: "openai-go", errFile: "openai/openai_error_429.json", okFile: "openai/openai_chat_response.json",
 		header: map[string]string{"Retry-After": "20", "Retry-After-Ms": "20000"},
 		call: func(ctx context.Context, base string, hc *http.Client) error {
 			_, err := openAIGoClient(base, hc).Chat.Completions.New(ctx, openAIGoParams)
@@ -141,7 +141,7 @@ func TestReplayedRetriesDoNotSleepInTests(t *testing.T) {
 // instead of retrying into a miss.
 func TestAWaitTheClientGaveUpOnIsKept(t *testing.T) {
 	path := cassettePath(t)
-	srv := newFake(t, reply{status: 429, body: testdata(t, "openai_error_429.json"), header: map[string]string{"Retry-After-Ms": "600000"}})
+	srv := newFake(t, reply{status: 429, body: testdata(t, "openai/openai_error_429.json"), header: map[string]string{"Retry-After-Ms": "600000"}})
 	live := newRun(t, path, replay.ModeRecord)
 	err := waitingSDKs[0].call(context.Background(), srv.URL(), live.client)
 	require.ErrorContains(t, err, "429", "openai-go does not wait 10 minutes")

@@ -50,7 +50,7 @@ func TestPassthroughSendsChosenRequestsToTheNetwork(t *testing.T) {
 	}
 
 	path := cassettePath(t)
-	provider := newFake(t, reply{body: testdata(t, "openai_chat_response.json")})
+	provider := newFake(t, reply{body: testdata(t, "openai/openai_chat_response.json")})
 	live := open(t, path, replay.WithMode(replay.ModeRecord), replay.WithPassthrough(isTool))
 	want, err := agent(t, provider.URL(), live)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestPassthroughSendsChosenRequestsToTheNetwork(t *testing.T) {
 func TestReplayableInteractions(t *testing.T) {
 	t.Run("one answer, many calls", func(t *testing.T) {
 		path := cassettePath(t)
-		srv := newFake(t, reply{body: testdata(t, "openai_chat_response.json")})
+		srv := newFake(t, reply{body: testdata(t, "openai/openai_chat_response.json")})
 		live := newRun(t, path, replay.ModeRecord)
 		_, err := goOpenAIClient(srv.URL(), live.client).CreateChatCompletion(context.Background(), goOpenAIRequest)
 		require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestReplayableInteractions(t *testing.T) {
 
 	t.Run("a recorded retry is given in turn", func(t *testing.T) {
 		path := cassettePath(t)
-		srv := newFake(t, rateLimited(t, "openai_error_429.json", reply{body: testdata(t, "openai_chat_response.json")})...)
+		srv := newFake(t, rateLimited(t, "openai/openai_error_429.json", reply{body: testdata(t, "openai/openai_chat_response.json")})...)
 		live := newRun(t, path, replay.ModeRecord)
 		_, err := openAIGoClient(srv.URL(), live.client).Chat.Completions.New(context.Background(), openAIGoParams)
 		require.NoError(t, err)

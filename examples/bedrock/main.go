@@ -138,7 +138,7 @@ func text(m types.Message) string {
 }
 
 // fakeBedrock answers Converse and ConverseStream as Bedrock does (the
-// shapes of providers/bedrock/testdata): a JSON answer with its stop reason
+// shapes of testdata/providers/bedrock): a JSON answer with its stop reason
 // and usage; or application/vnd.amazon.eventstream frames, from
 // messageStart to metadata, encoded with the SDK's own encoder.
 func fakeBedrock() http.Handler {

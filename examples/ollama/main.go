@@ -118,7 +118,7 @@ func run(ctx context.Context, out io.Writer, base string) error {
 }
 
 // fakeOllama answers /api/chat and /api/embed as Ollama does (the shapes
-// of providers/ollama/testdata): newline-delimited JSON for a stream, one
+// of testdata/providers/ollama): newline-delimited JSON for a stream, one
 // object otherwise, the last with "done": true, done_reason and the
 // counts.
 func fakeOllama() http.Handler {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/llmhistory/llmhistory/providers"
@@ -17,7 +15,7 @@ var methods = []string{bedrock.MethodConverse, bedrock.MethodConverseStream, bed
 
 func FuzzParseRequest(f *testing.F) {
 	for _, name := range []string{"request_converse.json", "request_invoke_anthropic_tools.json"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", name))
+		b := testdata(f, name)
 		f.Add("/model/us.anthropic.claude-sonnet-4-6/converse", b, false)
 		f.Add("/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke", b, false)
 	}
@@ -57,14 +55,14 @@ func FuzzParseRequest(f *testing.F) {
 // a head and a tail, as an error or a success.
 func FuzzParseResponse(f *testing.F) {
 	for _, name := range []string{"converse.json", "converse_tool_use_cache_write.json", "invoke_anthropic_tool_use.json"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", name))
+		b := testdata(f, name)
 		f.Add(b, 200, 0)
 		f.Add(b, 200, len(b)/2)
 	}
 	stream := frames(f, jsonlEvents(f, "converse_stream_tool_use.jsonl"))
 	f.Add(stream, 200, 0)
 	f.Add(stream, 200, len(stream)/3)
-	sse, _ := os.ReadFile(filepath.Join("..", "anthropic", "testdata", "stream_tool_use.sse"))
+	sse := anthropicPayload(f, "stream_tool_use.sse")
 	chunks := claudeChunks(f, sse)
 	f.Add(chunks, 200, 0)
 	f.Add(chunks, 200, len(chunks)/2)

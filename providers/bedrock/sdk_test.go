@@ -44,9 +44,20 @@ const (
 	region       = "us-east-1"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/bedrock/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "bedrock", name))
+	require.NoError(t, err)
+	return b
+}
+
+// anthropicPayload returns a capture of Anthropic's Messages API, as
+// Claude on Bedrock sends its events, from testdata/providers/anthropic.
+func anthropicPayload(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "anthropic", name))
 	require.NoError(t, err)
 	return b
 }
@@ -366,8 +377,7 @@ func TestSDKInvokeModelClaude(t *testing.T) {
 }
 
 func TestSDKInvokeModelWithResponseStreamClaude(t *testing.T) {
-	sse, err := os.ReadFile(filepath.Join("..", "anthropic", "testdata", "stream_text.sse"))
-	require.NoError(t, err)
+	sse := anthropicPayload(t, "stream_text.sse")
 	srv, _ := serve(t, reply{status: 200, body: claudeChunks(t, sse), stream: true})
 	rec := newRecorder(t, middleware.WithOutput())
 	out, err := client(srv.URL, rec.Client(nil), 1).InvokeModelWithResponseStream(context.Background(), &bedrockruntime.InvokeModelWithResponseStreamInput{

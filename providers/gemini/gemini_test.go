@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,9 +18,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/gemini/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "gemini", name))
 	require.NoError(t, err)
 	return b
 }

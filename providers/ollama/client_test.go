@@ -24,9 +24,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/ollama/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "ollama", name))
 	require.NoError(t, err)
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,9 +20,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/openai/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "openai", name))
 	require.NoError(t, err)
 	return b
 }
@@ -447,12 +450,10 @@ func FuzzParseRequest(f *testing.F) {
 func FuzzParseResponse(f *testing.F) {
 	for _, name := range []string{"openai_chat_response.json", "openai_responses_response.json", "openai_error_429.json",
 		"chat_response_reasoning_content_tool_calls.json", "responses_reasoning_summary.json"} {
-		b, _ := os.ReadFile("testdata/" + name)
-		f.Add(200, b, false)
+		f.Add(200, testdata(f, name), false)
 	}
 	for _, name := range []string{"openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse", "responses_stream_reasoning_summary.sse"} {
-		b, _ := os.ReadFile("testdata/" + name)
-		f.Add(200, b, true)
+		f.Add(200, testdata(f, name), true)
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte, stream bool) {
 		res := openai.Provider{}.ParseResponse(chatCall, &providers.Response{StatusCode: status, Body: body, Stream: stream, Tail: body, Truncated: stream && len(body)%2 == 0})

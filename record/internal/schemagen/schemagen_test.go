@@ -190,9 +190,9 @@ func TestGoldenRecordsMatchTheSchema(t *testing.T) {
 	properties := schemaProperties(t)
 	goldens := goldenRecords(t)
 	for _, must := range []string{
-		"record/testdata/record_full.golden.json",
-		"record/testdata/args_prefix.golden.jsonl",
-		"record/testdata/args_whole.golden.jsonl",
+		"testdata/records/record_full.golden.json",
+		"testdata/records/args_prefix.golden.jsonl",
+		"testdata/records/args_whole.golden.jsonl",
 		"middleware/testdata/bench_json.golden.json",
 	} {
 		require.Contains(t, goldens, must, "a golden record file the test must find")
@@ -222,7 +222,7 @@ func TestGoldenRecordsMatchTheSchema(t *testing.T) {
 // has it) and the error fields (it is a success: the fuzz target's seeds,
 // which go test runs, are failures).
 func TestFullGoldenRecordHasEveryField(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(moduleRoot, "record", "testdata", "record_full.golden.json"))
+	b, err := os.ReadFile(filepath.Join(moduleRoot, "testdata", "records", "record_full.golden.json"))
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(b, &got))
@@ -325,7 +325,7 @@ func compact(t *testing.T, b []byte) []byte {
 // record makes it invalid, and says where.
 func TestSchemaRefusesBrokenRecords(t *testing.T) {
 	s := compileSchema(t, true)
-	full, err := os.ReadFile(filepath.Join(moduleRoot, "record", "testdata", "record_full.golden.json"))
+	full, err := os.ReadFile(filepath.Join(moduleRoot, "testdata", "records", "record_full.golden.json"))
 	require.NoError(t, err)
 	require.NoError(t, s.Validate(instance(t, full)))
 	for _, tc := range []struct {
