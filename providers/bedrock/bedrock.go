@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -131,18 +130,18 @@ func readConverse(req *providers.Request, call *providers.Call, body []byte) {
 		system gjson.Result
 		kw     kwargs
 	)
-	kw.append(`"model"`, quote(call.Model))
+	kw.Append(`"model"`, quote(call.Model))
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = turns(v)
+			args, last = wire.ElidedElements(v)
 		case "system":
 			system = v
 		case "requestMetadata":
 			// The caller's own data (user and tenant ids), as Anthropic's
 			// metadata is.
 		case "toolConfig":
-			kw.append(k.Raw, toolConfig(v))
+			kw.Append(k.Raw, toolConfig(v))
 		default:
 			kw.add(k, v)
 		}
@@ -170,19 +169,19 @@ func readInvoke(req *providers.Request, call *providers.Call, body []byte) {
 		system gjson.Result
 		kw     kwargs
 	)
-	kw.append(`"model"`, quote(call.Model))
+	kw.Append(`"model"`, quote(call.Model))
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
 		case key == "messages" && v.IsArray():
-			args, last = turns(v)
+			args, last = wire.ElidedElements(v)
 		case key == "system" && (v.IsArray() || v.Type == gjson.String):
 			system = v
 		case (key == "prompt" || key == "inputText" || key == "message") && v.Type == gjson.String,
 			(key == "texts" || key == "input") && (v.IsArray() || v.Type == gjson.String):
 			if v.IsArray() {
-				args, _ = turns(v)
+				args, _ = wire.ElidedElements(v)
 			} else {
-				args = append(args, elide(v.Raw))
+				args = append(args, wire.Elide(v.Raw))
 			}
 		default:
 			kw.add(k, v)
@@ -206,13 +205,7 @@ func finish(req *providers.Request, call *providers.Call, args [][]byte, kw *kwa
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
-	call.Kwargs = kw.json()
-	if len(call.Kwargs) > providers.MaxKwargsBytes {
-		call.Kwargs, kw.cut = json.RawMessage(`{"…":"[kwargs cut]"}`), true
-	}
-	if kw.cut {
-		call.Truncated = append(call.Truncated, "kwargs")
-	}
+	kw.Into(call)
 }
 
 // systemTurn marks a system prompt as such, first in the args, as the
@@ -220,30 +213,8 @@ func finish(req *providers.Request, call *providers.Call, args [][]byte, kw *kwa
 func systemTurn(system gjson.Result) []byte {
 	turn := make([]byte, 0, len(system.Raw)+48)
 	turn = append(turn, `{"system":true,"role":"system","content":`...)
-	turn = append(turn, elide(system.Raw)...)
+	turn = append(turn, wire.Elide(system.Raw)...)
 	return append(turn, '}')
-}
-
-// turns returns the elements of an array, their inline data (base64
-// images and documents) elided, and the last one.
-func turns(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-// elide returns raw with base64 data replaced by a marker.
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
 }
 
 // converseSpeaker reads who spoke last. A user turn that only returns
@@ -306,52 +277,18 @@ func toolConfig(v gjson.Result) string {
 			return true
 		})
 		b.WriteByte(']')
-		k.append(key.Raw, b.String())
+		k.Append(key.Raw, b.String())
 		return true
 	})
-	return string(k.json())
+	return string(k.JSON())
 }
-
-// Bounds of one kwarg: longer values are content rather than settings.
-const (
-	maxParamString = 256
-	maxParam       = 1024
-)
 
 // kwargs gathers the parameters a request set, in the order it set them.
-type kwargs struct {
-	buf []byte
-	cut bool // a parameter was replaced by a marker
-}
+type kwargs struct{ wire.Params }
 
 // add appends a parameter, or a marker of its size when it is long.
 func (k *kwargs) add(key, v gjson.Result) {
-	raw := v.Raw
-	if v.Type == gjson.String && len(raw) > maxParamString || len(raw) > maxParam {
-		raw, k.cut = `"…[`+strconv.Itoa(len(raw))+` bytes cut]"`, true
-	}
-	k.append(key.Raw, raw)
-}
-
-func (k *kwargs) append(quotedKey, raw string) {
-	if raw == "" {
-		return
-	}
-	if len(k.buf) == 0 {
-		k.buf = append(k.buf, '{')
-	} else {
-		k.buf = append(k.buf, ',')
-	}
-	k.buf = append(k.buf, quotedKey...)
-	k.buf = append(k.buf, ':')
-	k.buf = append(k.buf, raw...)
-}
-
-func (k *kwargs) json() json.RawMessage {
-	if len(k.buf) == 0 {
-		return json.RawMessage("{}")
-	}
-	return append(k.buf, '}')
+	k.Append(key.Raw, k.Bounded(v))
 }
 
 // quote returns s as a JSON string.

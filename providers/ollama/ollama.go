@@ -88,11 +88,11 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
 		case key == "messages" && method == MethodChat:
-			args, last = elements(v)
+			args, last = wire.ElidedElements(v)
 			conversation = true
 			return true
 		case key == "input" && method == MethodEmbed:
-			args, _ = elements(v)
+			args, _ = wire.ElidedElements(v)
 			return true
 		case key == "prompt" && method == MethodGenerate:
 			prompt = v
@@ -119,13 +119,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
-	call.Kwargs = kw.json()
-	if len(call.Kwargs) > providers.MaxKwargsBytes {
-		call.Kwargs, kw.cut = json.RawMessage(`{"…":"[kwargs cut]"}`), true
-	}
-	if kw.cut {
-		call.Truncated = append(call.Truncated, "kwargs")
-	}
+	kw.Into(&call)
 	call.Speaker = record.SpeakerUser
 	if conversation && last.IsObject() {
 		if s := providers.SpeakerForRole(last.Get("role").String()); s != "" {
@@ -154,45 +148,15 @@ func generateArgs(system, prompt, images gjson.Result) [][]byte {
 		}
 		if images.Exists() {
 			turn = append(turn, `,"images":`...)
-			turn = append(turn, elide(images.Raw)...)
+			turn = append(turn, wire.Elide(images.Raw)...)
 		}
 		args = append(args, append(turn, '}'))
 	}
 	return args
 }
 
-// elements returns the elements of an array (a string is one), their
-// base64 images elided, and the last one.
-func elements(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
-}
-
-// Bounds of one kwarg: longer values are content rather than settings.
-const (
-	maxParamString = 256
-	maxParam       = 1024
-)
-
 // kwargs gathers the parameters a request set, in the order it set them.
-type kwargs struct {
-	buf []byte
-	cut bool // a parameter was replaced by a marker
-}
+type kwargs struct{ wire.Params }
 
 func (k *kwargs) add(key, v gjson.Result) {
 	raw := v.Raw
@@ -208,28 +172,9 @@ func (k *kwargs) add(key, v gjson.Result) {
 			raw = `"…[` + strconv.Itoa(n) + ` token ids]"`
 		}
 	default:
-		if v.Type == gjson.String && len(raw) > maxParamString || len(raw) > maxParam {
-			raw, k.cut = `"…[`+strconv.Itoa(len(raw))+` bytes cut]"`, true
-		}
+		raw = k.Bounded(v)
 	}
-	if raw == "" {
-		return
-	}
-	if len(k.buf) == 0 {
-		k.buf = append(k.buf, '{')
-	} else {
-		k.buf = append(k.buf, ',')
-	}
-	k.buf = append(k.buf, key.Raw...)
-	k.buf = append(k.buf, ':')
-	k.buf = append(k.buf, raw...)
-}
-
-func (k *kwargs) json() json.RawMessage {
-	if len(k.buf) == 0 {
-		return json.RawMessage("{}")
-	}
-	return append(k.buf, '}')
+	k.Append(key.Raw, raw)
 }
 
 // toolNames lists tools by their function's name: the declarations are
