@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/internal/pgtest"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
@@ -222,13 +222,13 @@ func TestExportStore(t *testing.T) {
 	noOTLP(t)
 	path, recs := demoHistory(t)
 	url := "sqlite:" + dbBeside(path)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	code, _, stderr := runCmd(t, "", "export", url)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, url+": 9 records read\n")
 	assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
-	otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+	otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
 	checkTree(t, c.Spans(t), recs)
 }
 
