@@ -51,7 +51,11 @@ func llmhistory(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "llmhistory")
-		out, err := exec.Command(goTool, "build", "-o", binPath, "github.com/llmhistory/llmhistory/cmd/llmhistory").CombinedOutput()
+		// Built in the root module, with its own go.mod and go.sum: the
+		// command links what this module does not (the store's drivers).
+		build := exec.Command(goTool, "build", "-o", binPath, "./cmd/llmhistory")
+		build.Dir = ".."
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}
