@@ -1,0 +1,2 @@
+// Package view serves a local web viewer for llmhistory records.
+package view
