@@ -10,13 +10,13 @@ import (
 // attribute.
 
 type chart struct {
-	ID, Title, Total     string
-	W, H                 int
-	PlotLeft, PlotRight  int
-	Bars             []chartBar
-	YTicks, XTicks   []chartTick
-	Empty            bool
-	Legend           []chartLegend
+	ID, Title, Total    string
+	W, H                int
+	PlotLeft, PlotRight int
+	Bars                []chartBar
+	YTicks, XTicks      []chartTick
+	Empty               bool
+	Legend              []chartLegend
 }
 
 type chartBar struct {

@@ -21,9 +21,9 @@ import (
 
 type genOptions struct {
 	Records    int
-	Turns      int       // calls per conversation; 0: from 1 to 12
-	Active     int       // conversations going on at once; default 40
-	Users      int       // distinct users; default 8 named ones
+	Turns      int           // calls per conversation; 0: from 1 to 12
+	Active     int           // conversations going on at once; default 40
+	Users      int           // distinct users; default 8 named ones
 	Span       time.Duration // from the first call to the last; default 2 days
 	Start      time.Time
 	ArgsPrefix bool // write as record.JSONLOptions.ArgsPrefix does
@@ -34,7 +34,7 @@ var (
 	genUsers  = []string{"ana", "bo", "cy", "dmitri", "eve", "farah", "gus", "hana"}
 	genTags   = []string{"checkout", "support", "search", "onboarding", "eval", "web", "mobile"}
 	genModels = []struct {
-		model, method string
+		model, method   string
 		inPerM, outPerM float64 // $ per million tokens; 0: unpriced
 	}{
 		{"gpt-4o-mini-2024-07-18", "openai.chat.completions.create", 0.15, 0.6},

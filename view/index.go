@@ -66,9 +66,9 @@ const (
 
 // Entry flags.
 const (
-	flagPriced    uint8 = 1 << iota // carries a cost
-	flagPrefix                      // written with args_prefix: its Args need earlier lines
-	flagStreamed                    // has a time to first chunk
+	flagPriced   uint8 = 1 << iota // carries a cost
+	flagPrefix                     // written with args_prefix: its Args need earlier lines
+	flagStreamed                   // has a time to first chunk
 )
 
 // entry is what the index keeps of one record.
@@ -451,11 +451,11 @@ func names(tab *strtab, ids []int32) []string {
 
 // filter is a Query resolved against the index's string tables.
 type filter struct {
-	from, to          int64 // µs; 0: unbounded
-	user, tag, model  int32 // -1: any
-	provider          int32
-	outcome           string
-	none              bool // a value the index never saw: nothing matches
+	from, to         int64 // µs; 0: unbounded
+	user, tag, model int32 // -1: any
+	provider         int32
+	outcome          string
+	none             bool // a value the index never saw: nothing matches
 }
 
 func (ix *index) filter(q Query) filter {
