@@ -19,8 +19,10 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-// xssAnswer is a model answer that would run script if a page built HTML
-// from it by hand.
+// xssQuestion and xssAnswer are a user message and a model answer that
+// would run script if a page built HTML from them by hand.
+const xssQuestion = `Show me the payload <svg onload="alert('user')"></svg>, please.`
+
 const xssAnswer = `Here you go: <img src=x onerror="alert('img')"><script>alert('script')</script> and "quotes" & <b>tags</b>.`
 
 // A recorded history: calls made by a plain HTTP client through the real
@@ -29,7 +31,7 @@ const xssAnswer = `Here you go: <img src=x onerror="alert('img')"><script>alert(
 //
 //   - "trip" (user ana, tags travel, web): three turns, the second retried
 //     after a 429, then a tool loop (a tool call, its result, the answer);
-//   - "xss" (user bo, tag support): the model's answer is xssAnswer;
+//   - "xss" (user bo, tag support): xssQuestion, answered with xssAnswer;
 //   - "broken" (user bo): a call to a model that does not exist (404);
 //   - "think" (user cy, tag research): Anthropic, an image the recorder
 //     elides, an answer with thinking, and a nested OpenAI call under it;
@@ -59,7 +61,7 @@ func recordHistory(t testing.TB, path string) {
 	chat(t, client, trip, srv.URL, "gpt-4o-mini", msgs, true)
 
 	xss := middleware.WithTags(middleware.WithUser(middleware.WithTrace(bg, "xss"), "bo"), "support")
-	chat(t, client, xss, srv.URL, "gpt-4o-mini", []any{map[string]any{"role": "user", "content": "Show me the payload, please."}}, false)
+	chat(t, client, xss, srv.URL, "gpt-4o-mini", []any{map[string]any{"role": "user", "content": xssQuestion}}, false)
 
 	broken := middleware.WithUser(middleware.WithTrace(bg, "broken"), "bo")
 	chat(t, client, broken, srv.URL, "gpt-missing", []any{map[string]any{"role": "user", "content": "Hello?"}}, false)
