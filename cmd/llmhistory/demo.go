@@ -806,6 +806,7 @@ func (d *demo) finish() error {
 		return err
 	}
 	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
+	d.summary("See it in a browser: " + selfCommand() + " view " + shellQuote(d.path))
 	return nil
 }
 

@@ -3,6 +3,7 @@
 //	llmhistory demo [flags]          run an agent conversation through the recorder (offline by default)
 //	llmhistory report [flags] FILE…  build the evidence report from JSONL history files (- for stdin)
 //	llmhistory tail [flags] FILE     follow a JSONL history file as it grows
+//	llmhistory view [flags] FILE…    serve a web viewer of JSONL history files, following them
 //	llmhistory export [flags] FILE…  send JSONL history files to an OpenTelemetry Collector over OTLP (- for stdin)
 //	llmhistory scan [flags] FILE…    find history queries in generated code (- for stdin)
 //	llmhistory help [command]        what a command does and its flags
