@@ -139,11 +139,33 @@ type source struct {
 	size func() (int64, error)
 }
 
+// entries holds the index's entries in blocks that are never moved: a
+// million of them grow without copying what is there.
+type entries struct {
+	blocks [][]entry
+	n      int
+}
+
+const entryBlock = 1 << 14
+
+func (es *entries) len() int { return es.n }
+
+func (es *entries) at(id int32) *entry { return &es.blocks[id/entryBlock][id%entryBlock] }
+
+func (es *entries) add(e entry) {
+	if es.n%entryBlock == 0 {
+		es.blocks = append(es.blocks, make([]entry, 0, entryBlock))
+	}
+	b := &es.blocks[len(es.blocks)-1]
+	*b = append(*b, e)
+	es.n++
+}
+
 // index is everything known of the records read so far. It is replaced
 // whole when a file is truncated.
 type index struct {
 	segs    []*segment
-	entries []entry
+	entries entries
 	traces  []trace
 	byTrace map[string]int32
 	// byCall maps a hash of a call_id to its entry; byCallMore holds
@@ -293,7 +315,7 @@ func providerName(method string) string {
 
 // add puts a record's summary in the index, as the next record of seg.
 func (ix *index) add(seg int, s *summary) {
-	id := int32(len(ix.entries))
+	id := int32(ix.entries.len())
 	e := entry{
 		off: s.off, n: s.n, line: int32(min(s.line, math.MaxInt32)), start: s.start, usd: s.usd, dur: s.dur, ttfc: s.ttfc,
 		in: s.in, out: s.out, seg: uint16(seg), depth: s.depth, status: s.status, attempts: s.attempts,
@@ -332,7 +354,7 @@ func (ix *index) add(seg int, s *summary) {
 		ix.byTrace[strings.Clone(key)] = ti
 	}
 	e.trace = ti
-	ix.entries = append(ix.entries, e)
+	ix.entries.add(e)
 	sg := ix.segs[seg]
 	sg.entries = append(sg.entries, id)
 	sg.records++
@@ -559,7 +581,7 @@ func (ix *index) matchTrace(f *filter, ti int32) bool {
 	for _, c := range check {
 		found := false
 		for _, id := range t.entries {
-			if c(&ix.entries[id]) {
+			if c(ix.entries.at(id)) {
 				found = true
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -309,11 +310,18 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 	var (
 		buf     = make([]byte, min(1<<20, size-st.pos))
 		batch   = make([]summary, 0, batchSize)
-		bad     []string
+		bad     []string // described, while the index has room for them
 		nbad    int
 		changed = map[string]bool{}
 		more    bool
 	)
+	described := len(ix.problems)
+	problem := func(msg string) {
+		if described < maxProblems {
+			described++
+			bad = append(bad, msg)
+		}
+	}
 	flush := func() {
 		s.mu.Lock()
 		if s.ix != ix { // rebuilt meanwhile: this reading is stale
@@ -350,6 +358,9 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 		batch, bad, nbad, more = batch[:0], bad[:0], 0, false
 		clear(changed)
 	}
+	// Lines are cut from each chunk read, then decoded on every core,
+	// then added to the index in order.
+	var lines []lineRef
 	for st.pos < size {
 		if ctx.Err() != nil {
 			break
@@ -362,6 +373,7 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 			break
 		}
 		chunk := buf[:n]
+		lines = lines[:0]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
@@ -369,27 +381,36 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 				st.pos += int64(len(chunk))
 				break
 			}
-			s.hold(st, chunk[:i])
+			l := lineRef{off: st.lineStart, n: st.pos + int64(i) - st.lineStart, line: st.line + 1, tooLong: st.skip}
+			switch {
+			case st.skip:
+			case len(st.pending) == 0 && i <= s.opts.MaxLine:
+				l.data = chunk[:i] // whole in this chunk: no copy
+			default:
+				s.hold(st, chunk[:i])
+				l.data, l.tooLong = slices.Clone(st.pending), st.skip
+			}
 			st.pos += int64(i) + 1
 			st.line++
-			off, length := st.lineStart, st.pos-1-st.lineStart
 			st.lineStart = st.pos
-			if st.skip {
-				nbad++
-				bad = append(bad, fmt.Sprintf("%s:%d: line longer than %d MiB; skipped", src.name, st.line, s.opts.MaxLine>>20))
-			} else if line := bytes.TrimSpace(st.pending); len(line) > 0 {
-				r, err := record.DecodeLine(line)
-				if err != nil {
-					nbad++
-					bad = append(bad, fmt.Sprintf("%s:%d: %v", src.name, st.line, err))
-				} else {
-					sm := summarize(&r)
-					sm.off, sm.n, sm.line = off, uint32(min(length, 1<<32-1)), st.line
-					batch = append(batch, sm)
-				}
-			}
 			st.pending, st.skip = st.pending[:0], false
+			lines = append(lines, l)
 			chunk = chunk[i+1:]
+		}
+		decodeLines(lines)
+		for k := range lines {
+			l := &lines[k]
+			switch {
+			case l.tooLong:
+				nbad++
+				problem(fmt.Sprintf("%s:%d: line longer than %d MiB; skipped", src.name, l.line, s.opts.MaxLine>>20))
+			case l.err != nil:
+				nbad++
+				problem(fmt.Sprintf("%s:%d: %v", src.name, l.line, l.err))
+			case l.ok:
+				batch = append(batch, l.sum)
+			}
+			l.data = nil
 			if len(batch) >= batchSize {
 				flush()
 			}
@@ -397,6 +418,53 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 	}
 	flush()
 	return nil
+}
+
+// lineRef is one line cut from what a segment read, and what decoding it
+// gave.
+type lineRef struct {
+	data    []byte
+	off, n  int64
+	line    int
+	tooLong bool
+
+	sum summary
+	ok  bool  // a record
+	err error // not a record
+}
+
+// decodeLines decodes lines on every core.
+func decodeLines(lines []lineRef) {
+	workers := min(runtime.GOMAXPROCS(0), max(len(lines)/16, 1))
+	var wg sync.WaitGroup
+	per := (len(lines) + workers - 1) / workers
+	for w := range workers {
+		part := lines[min(w*per, len(lines)):min((w+1)*per, len(lines))]
+		wg.Go(func() {
+			for k := range part {
+				decodeOne(&part[k])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func decodeOne(l *lineRef) {
+	if l.tooLong {
+		return
+	}
+	line := bytes.TrimSpace(l.data)
+	if len(line) == 0 {
+		return
+	}
+	r, err := record.DecodeLine(line)
+	if err != nil {
+		l.err = err
+		return
+	}
+	l.sum = summarize(&r)
+	l.sum.off, l.sum.n, l.sum.line = l.off, uint32(min(l.n, 1<<32-1)), l.line
+	l.ok = true
 }
 
 // maxProblems bounds the bad lines described; all are counted.
@@ -439,7 +507,7 @@ func (s *JSONL) Status() Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ix := s.ix
-	st := Status{Indexing: s.indexing, Records: len(ix.entries), BadLines: ix.badLines}
+	st := Status{Indexing: s.indexing, Records: ix.entries.len(), BadLines: ix.badLines}
 	var names []string
 	var read int64
 	seen := map[string]bool{}
@@ -522,7 +590,7 @@ func (s *JSONL) traceEntries(id string) (Conversation, []located, bool) {
 	t := &ix.traces[ti]
 	out := make([]located, len(t.entries))
 	for i, e := range t.entries {
-		out[i] = located{entry: ix.entries[e], id: e, src: ix.segs[ix.entries[e].seg].src}
+		out[i] = located{entry: *ix.entries.at(e), id: e, src: ix.segs[ix.entries.at(e).seg].src}
 	}
 	return ix.conversation(ti), out, true
 }
@@ -567,7 +635,7 @@ func (s *JSONL) Call(ctx context.Context, callID string) (Call, error) {
 	cands := ix.callCandidates(callID)
 	traces := make([]string, len(cands))
 	for i, c := range cands {
-		traces[i] = ix.traces[ix.entries[c].trace].id
+		traces[i] = ix.traces[ix.entries.at(c).trace].id
 	}
 	s.mu.RUnlock()
 	for i, c := range cands {

@@ -178,8 +178,8 @@ func (ix *index) stats(q Query) Stats {
 	}
 	sel := make([]int32, 0, 1024)
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range ix.entries {
-		e := &ix.entries[i]
+	for i := range ix.entries.len() {
+		e := ix.entries.at(int32(i))
 		if !ix.matchEntry(&f, e) {
 			continue
 		}
@@ -237,7 +237,7 @@ func (ix *index) stats(q Query) Stats {
 		}
 	}
 	for _, id := range sel {
-		e := &ix.entries[id]
+		e := ix.entries.at(id)
 		st.Calls++
 		if e.status != statusOK {
 			st.Errors++

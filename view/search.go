@@ -151,7 +151,7 @@ func growToLine(src *source, from, size int64, buf []byte) []byte {
 func (ix *index) traceAt(seg int, off int64) (int32, bool) {
 	ents := ix.segs[seg].entries
 	k, found := slices.BinarySearchFunc(ents, off, func(id int32, off int64) int {
-		switch o := ix.entries[id].off; {
+		switch o := ix.entries.at(id).off; {
 		case o < off:
 			return -1
 		case o > off:
@@ -162,7 +162,7 @@ func (ix *index) traceAt(seg int, off int64) (int32, bool) {
 	if !found {
 		return 0, false
 	}
-	return ix.entries[ents[k]].trace, true
+	return ix.entries.at(ents[k]).trace, true
 }
 
 // findLines returns the offset of the start of every line of b holding
