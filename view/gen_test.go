@@ -84,10 +84,9 @@ func writeHistory(w io.Writer, o genOptions) error {
 	rng := rand.New(rand.NewPCG(o.Seed, 42))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	sink := record.NewJSONLWith(bw, record.JSONLOptions{ArgsPrefix: o.ArgsPrefix, FlushInterval: -1, BufferSize: 1 << 20})
-	var mem *record.Memory
-	if o.ArgsPrefix {
-		mem = record.NewMemory(4 * o.Active * 16)
-	}
+	// Records pass through a history, as a recorder's do: it sets their
+	// telemetry, and finds what args_prefix writes.
+	mem := record.NewMemory(4 * o.Active * 16)
 	convs := make([]*genConv, o.Active)
 	next := 0
 	newConv := func() *genConv {
@@ -120,9 +119,7 @@ func writeHistory(w io.Writer, o genOptions) error {
 		k := rng.IntN(len(convs))
 		c := convs[k]
 		r := c.next(rng, at)
-		if mem != nil {
-			r = mem.Add(r)
-		}
+		r = mem.Add(r)
 		if err := sink.Append(context.Background(), r); err != nil {
 			return err
 		}

@@ -130,10 +130,15 @@ func FromRecords(records []record.Record) *JSONL {
 		buf = records[i].AppendJSON(buf)
 		buf = append(buf, '\n')
 	}
+	return fromBytes("records", buf)
+}
+
+// fromBytes is a source over JSON Lines held in memory, indexed at once.
+func fromBytes(name string, buf []byte) *JSONL {
 	s := newJSONL(JSONLOptions{Poll: -1})
 	s.total = int64(len(buf))
 	r := bytes.NewReader(buf)
-	s.addSource(&source{name: "records", r: r, size: func() (int64, error) { return r.Size(), nil }})
+	s.addSource(&source{name: name, r: r, size: func() (int64, error) { return r.Size(), nil }})
 	s.consume(context.Background(), 0)
 	s.indexing = false
 	close(s.ready)
@@ -403,7 +408,7 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 			switch {
 			case l.tooLong:
 				nbad++
-				problem(fmt.Sprintf("%s:%d: line longer than %d MiB; skipped", src.name, l.line, s.opts.MaxLine>>20))
+				problem(fmt.Sprintf("%s:%d: line longer than %s; skipped", src.name, l.line, byteSize(s.opts.MaxLine)))
 			case l.err != nil:
 				nbad++
 				problem(fmt.Sprintf("%s:%d: %v", src.name, l.line, l.err))

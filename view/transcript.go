@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
+	"slices"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -105,8 +106,8 @@ func buildTranscript(calls []Call, firstIndex, shownFrom, shownTo int) []*turnCa
 		for _, e := range mine[newFrom:] {
 			tc.New = append(tc.New, parseMessage(tc.elems[e]))
 		}
-		// System messages: shown when the call continues none, or when
-		// they differ from those of the call it continues.
+		// System messages: shown when the call continues none; else those
+		// that differ from the system messages of the call it continues.
 		var baseSys []uint64
 		if best >= 0 {
 			baseSys = systemHashes(tcs[best])
@@ -114,7 +115,7 @@ func buildTranscript(calls []Call, firstIndex, shownFrom, shownTo int) []*turnCa
 		if mineSys := systemHashes(tc); !equalHashes(mineSys, baseSys) {
 			tc.SystemChanged = best >= 0
 			for k, el := range tc.elems {
-				if tc.system[k] {
+				if tc.system[k] && !slices.Contains(baseSys, tc.hashes[k]) {
 					tc.System = append(tc.System, parseMessage(el))
 				}
 			}
