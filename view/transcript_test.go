@@ -195,13 +195,13 @@ func TestTranscriptRepeatedCall(t *testing.T) {
 
 func TestFirstUserText(t *testing.T) {
 	for args, want := range map[string]string{
-		`[{"role":"system","content":"s"},{"role":"user","content":"  Hello\n\tthere  "}]`:                       "Hello there",
-		`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Look"}]}]`: "Look",
-		`[{"role":"user","parts":[{"text":"hmm","thought":true},{"text":"Gemini"}]}]`:                              "Gemini",
-		`[{"instructions":true,"role":"system","content":"i"},"A prompt"]`:                                          "A prompt",
+		`[{"role":"system","content":"s"},{"role":"user","content":"  Hello\n\tthere  "}]`:                                      "Hello there",
+		`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Look"}]}]`:              "Look",
+		`[{"role":"user","parts":[{"text":"hmm","thought":true},{"text":"Gemini"}]}]`:                                           "Gemini",
+		`[{"instructions":true,"role":"system","content":"i"},"A prompt"]`:                                                      "A prompt",
 		`[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"r"}]},{"role":"user","content":"Real"}]`: "Real",
-		`[{"role":"tool","tool_call_id":"c","content":"no"},{"parts":[{"text":"no role"}]}]`:                               "no role",
-		`[{"type":"function_call_output","call_id":"c","output":"no"},{"role":"user","content":"yes"}]`:                    "yes",
+		`[{"role":"tool","tool_call_id":"c","content":"no"},{"parts":[{"text":"no role"}]}]`:                                    "no role",
+		`[{"type":"function_call_output","call_id":"c","output":"no"},{"role":"user","content":"yes"}]`:                         "yes",
 	} {
 		got, ok := firstUserText([]byte(args))
 		assert.True(t, ok, args)
