@@ -79,8 +79,12 @@ func (s *JSONL) searchText(ctx context.Context, text string) (func(int32) bool, 
 		res.scanned = append(res.scanned, 0)
 	}
 	needles := needlesFor(text)
-	buf := make([]byte, 0, searchChunk)
-	lower := make([]byte, 0, searchChunk)
+	var total int64
+	for i, sp := range spans {
+		total += sp.size - res.scanned[i]
+	}
+	buf := make([]byte, 0, min(searchChunk, total))
+	lower := make([]byte, 0, min(searchChunk, total))
 	for i, sp := range spans {
 		for res.scanned[i] < sp.size {
 			if err := ctx.Err(); err != nil {
