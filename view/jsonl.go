@@ -297,6 +297,10 @@ func (s *JSONL) rebuild(ctx context.Context) {
 const batchSize = 2048
 
 // consume indexes the whole lines of segment seg not read yet.
+//
+// It is a pipeline: this goroutine reads a chunk and cuts it into lines,
+// every core decodes them, and another goroutine adds them to the index
+// in order while the next chunk is read and decoded.
 func (s *JSONL) consume(ctx context.Context, seg int) error {
 	s.mu.RLock()
 	src, st, ix := s.srcs[seg], s.states[seg], s.ix
@@ -312,15 +316,91 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 	if size == st.pos {
 		return nil
 	}
+	chunks := make(chan *chunkLines, 2)
+	free := make(chan *chunkLines, 4)
+	for range cap(free) {
+		free <- &chunkLines{}
+	}
+	added := make(chan struct{})
+	go func() {
+		defer close(added)
+		s.addChunks(seg, src, ix, chunks, free)
+	}()
+	buf := make([]byte, min(1<<20, size-st.pos))
+	for st.pos < size && ctx.Err() == nil {
+		n, err := src.r.ReadAt(buf[:min(int64(len(buf)), size-st.pos)], st.pos)
+		if n == 0 && err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.readError(src, err)
+			}
+			break
+		}
+		c := <-free
+		c.lines = s.cutLines(st, buf[:n], c.lines[:0])
+		decodeLines(c.lines)
+		for k := range c.lines {
+			c.lines[k].data = nil // buf is read into again
+		}
+		c.end, c.line = st.lineStart, st.line
+		chunks <- c
+	}
+	close(chunks)
+	<-added
+	return nil
+}
+
+// chunkLines is the lines of one chunk read, decoded, and how far the
+// segment is read once they are added.
+type chunkLines struct {
+	lines []lineRef
+	end   int64
+	line  int
+}
+
+// cutLines appends to lines the lines chunk finishes, keeping an
+// unfinished one in st for the next chunk.
+func (s *JSONL) cutLines(st *lineState, chunk []byte, lines []lineRef) []lineRef {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			s.hold(st, chunk)
+			st.pos += int64(len(chunk))
+			break
+		}
+		l := lineRef{off: st.lineStart, n: st.pos + int64(i) - st.lineStart, line: st.line + 1, tooLong: st.skip}
+		switch {
+		case st.skip:
+		case len(st.pending) == 0 && i <= s.opts.MaxLine:
+			l.data = chunk[:i] // whole in this chunk: no copy
+		default:
+			s.hold(st, chunk[:i])
+			l.data, l.tooLong = slices.Clone(st.pending), st.skip
+		}
+		st.pos += int64(i) + 1
+		st.line++
+		st.lineStart = st.pos
+		st.pending, st.skip = st.pending[:0], false
+		lines = append(lines, l)
+		chunk = chunk[i+1:]
+	}
+	return lines
+}
+
+// addChunks adds the decoded lines of each chunk to the index, a batch
+// under each hold of the lock, and tells subscribers what arrived.
+func (s *JSONL) addChunks(seg int, src *source, ix *index, chunks <-chan *chunkLines, free chan<- *chunkLines) {
 	var (
-		buf     = make([]byte, min(1<<20, size-st.pos))
 		batch   = make([]summary, 0, batchSize)
 		bad     []string // described, while the index has room for them
 		nbad    int
 		changed = map[string]bool{}
 		more    bool
+		end     int64
+		lineNo  int
 	)
+	s.mu.RLock()
 	described := len(ix.problems)
+	s.mu.RUnlock()
 	problem := func(msg string) {
 		if described < maxProblems {
 			described++
@@ -337,14 +417,14 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 		for i := range batch {
 			sm := &batch[i]
 			ix.add(seg, sm)
-			if len(changed) < 100 {
+			if len(changed) < maxChangeTraces {
 				changed[traceKey(sm)] = true
 			} else {
 				more = true
 			}
 		}
 		sg := ix.segs[seg]
-		sg.size, sg.lines = st.lineStart, st.line
+		sg.size, sg.lines = end, lineNo
 		ix.badLines += nbad
 		for _, b := range bad {
 			if len(ix.problems) < maxProblems {
@@ -363,48 +443,9 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 		batch, bad, nbad, more = batch[:0], bad[:0], 0, false
 		clear(changed)
 	}
-	// Lines are cut from each chunk read, then decoded on every core,
-	// then added to the index in order.
-	var lines []lineRef
-	for st.pos < size {
-		if ctx.Err() != nil {
-			break
-		}
-		n, err := src.r.ReadAt(buf[:min(int64(len(buf)), size-st.pos)], st.pos)
-		if n == 0 && err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.readError(src, err)
-			}
-			break
-		}
-		chunk := buf[:n]
-		lines = lines[:0]
-		for len(chunk) > 0 {
-			i := bytes.IndexByte(chunk, '\n')
-			if i < 0 {
-				s.hold(st, chunk)
-				st.pos += int64(len(chunk))
-				break
-			}
-			l := lineRef{off: st.lineStart, n: st.pos + int64(i) - st.lineStart, line: st.line + 1, tooLong: st.skip}
-			switch {
-			case st.skip:
-			case len(st.pending) == 0 && i <= s.opts.MaxLine:
-				l.data = chunk[:i] // whole in this chunk: no copy
-			default:
-				s.hold(st, chunk[:i])
-				l.data, l.tooLong = slices.Clone(st.pending), st.skip
-			}
-			st.pos += int64(i) + 1
-			st.line++
-			st.lineStart = st.pos
-			st.pending, st.skip = st.pending[:0], false
-			lines = append(lines, l)
-			chunk = chunk[i+1:]
-		}
-		decodeLines(lines)
-		for k := range lines {
-			l := &lines[k]
+	for c := range chunks {
+		for k := range c.lines {
+			l := &c.lines[k]
 			switch {
 			case l.tooLong:
 				nbad++
@@ -415,14 +456,16 @@ func (s *JSONL) consume(ctx context.Context, seg int) error {
 			case l.ok:
 				batch = append(batch, l.sum)
 			}
-			l.data = nil
 			if len(batch) >= batchSize {
+				// The segment is read up to this line, no further.
+				end, lineNo = l.off+l.n+1, l.line
 				flush()
 			}
 		}
+		end, lineNo = c.end, c.line
+		free <- c
 	}
 	flush()
-	return nil
 }
 
 // lineRef is one line cut from what a segment read, and what decoding it
