@@ -73,6 +73,12 @@ func parseTemplates(prefix string) map[string]*template.Template {
 		"clock":      clock,
 		"stamp":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
 		"snippet":    snippet,
+		"span": func(first, last time.Time) string {
+			if first.IsZero() || last.IsZero() || first.UTC().YearDay() != last.UTC().YearDay() || first.Year() != last.Year() {
+				return when(first) + " – " + when(last)
+			}
+			return when(first) + " – " + clock(last)
+		},
 		"inc":        func(n int) int { return n + 1 },
 		"dec":        func(n int) int { return n - 1 },
 		"add64":      func(a, b int64) int64 { return a + b },

@@ -106,14 +106,18 @@ func buildTranscript(calls []Call, firstIndex, shownFrom, shownTo int) []*turnCa
 		for _, e := range mine[newFrom:] {
 			tc.New = append(tc.New, parseMessage(tc.elems[e]))
 		}
-		// System messages: shown when the call continues none; else those
-		// that differ from the system messages of the call it continues.
+		// System messages: those that differ from the system messages of
+		// the call it continues, or, when it continues none, of the call
+		// before it (a program that starts over keeps its prompt).
 		var baseSys []uint64
-		if best >= 0 {
+		switch {
+		case best >= 0:
 			baseSys = systemHashes(tcs[best])
+		case i > 0:
+			baseSys = systemHashes(tcs[i-1])
 		}
 		if mineSys := systemHashes(tc); !equalHashes(mineSys, baseSys) {
-			tc.SystemChanged = best >= 0
+			tc.SystemChanged = len(baseSys) > 0
 			for k, el := range tc.elems {
 				if tc.system[k] && !slices.Contains(baseSys, tc.hashes[k]) {
 					tc.System = append(tc.System, parseMessage(el))

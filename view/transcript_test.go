@@ -215,3 +215,19 @@ func TestFirstUserText(t *testing.T) {
 	assert.LessOrEqual(t, len(long), maxSnippet+len("…"))
 	assert.True(t, strings.HasSuffix(long, "…"))
 }
+
+// A call that continues none (the program asked afresh after a failure)
+// does not show the system prompt again when it is the one before.
+func TestTranscriptStartsOverKeepsPrompt(t *testing.T) {
+	cs := calls(
+		`[{"role":"system","content":"fixed"},{"role":"user","content":"q1"}]`,
+		`[{"role":"system","content":"fixed"},{"role":"user","content":"q2"}]`,
+		`[{"role":"system","content":"other"},{"role":"user","content":"q3"}]`,
+	)
+	cs[0].Record.Outcome = record.Failure(record.ErrorRateLimit)
+	assert.Equal(t, []string{
+		"(system) system: text fixed", "user: text q1", "[call a]",
+		"user: text q2", "[call b]",
+		"(system) system: text other", "user: text q3", "[call c]",
+	}, describe(buildTranscript(cs, 0, 0, 3)))
+}

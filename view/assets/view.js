@@ -83,8 +83,15 @@
     }
 
     var events = new EventSource(base + 'events');
-    events.addEventListener('open', function () { if (dot) dot.classList.add('on'); });
-    events.addEventListener('error', function () { if (dot) dot.classList.remove('on'); });
+    var lost = false;
+    events.addEventListener('open', function () {
+      if (dot) dot.classList.add('on');
+      if (lost) { lost = false; schedule(); } // what changed while away is not known
+    });
+    events.addEventListener('error', function () {
+      if (dot) dot.classList.remove('on');
+      lost = true;
+    });
     events.addEventListener('change', function (ev) {
       var change;
       try { change = JSON.parse(ev.data); } catch (e) { return; }
