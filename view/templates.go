@@ -61,18 +61,18 @@ func parseTemplates(prefix string) map[string]*template.Template {
 			}
 			return 0
 		},
-		"usd":        usd,
-		"ms":         human,
-		"num":        func(n int) string { return group(int64(n)) },
-		"num64":      group,
-		"short64":    short,
-		"pct":        func(f float64) string { return percent(int64(f*1000), 1000) },
-		"pct64":      func(n, d int) string { return percent(int64(n), int64(d)) },
-		"plural":     plural,
-		"when":       when,
-		"clock":      clock,
-		"stamp":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
-		"snippet":    snippet,
+		"usd":     usd,
+		"ms":      human,
+		"num":     func(n int) string { return group(int64(n)) },
+		"num64":   group,
+		"short64": short,
+		"pct":     func(f float64) string { return percent(int64(f*1000), 1000) },
+		"pct64":   func(n, d int) string { return percent(int64(n), int64(d)) },
+		"plural":  plural,
+		"when":    when,
+		"clock":   clock,
+		"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
+		"snippet": snippet,
 		"span": func(first, last time.Time) string {
 			if first.IsZero() || last.IsZero() || first.UTC().YearDay() != last.UTC().YearDay() || first.Year() != last.Year() {
 				return when(first) + " – " + when(last)
