@@ -36,9 +36,13 @@ const xssAnswer = `Here you go: <img src=x onerror="alert('img')"><script>alert(
 //   - "think" (user cy, tag research): Anthropic, an image the recorder
 //     elides, an answer with thinking, and a nested OpenAI call under it;
 //   - a streamed call, with no trace given: its conversation inferred.
-func recordHistory(t testing.TB, path string) {
+func recordHistory(t testing.TB, path string) { recordHistorySlowly(t, path, 0) }
+
+// recordHistorySlowly is recordHistory with servers that take about
+// latency to answer, as real ones do (for pictures).
+func recordHistorySlowly(t testing.TB, path string, latency time.Duration) {
 	t.Helper()
-	srv := httptest.NewServer(fakeProviders())
+	srv := httptest.NewServer(fakeProviders(latency))
 	defer srv.Close()
 
 	file, err := record.OpenJSONL(path)
@@ -146,8 +150,9 @@ func stream(t testing.TB, c *http.Client, ctx context.Context, base string, msgs
 	require.NoError(t, resp.Body.Close())
 }
 
-// fakeProviders answers chat completions and Anthropic messages.
-func fakeProviders() http.Handler {
+// fakeProviders answers chat completions and Anthropic messages, each
+// after about latency (from half to one and a half times it).
+func fakeProviders(latency time.Duration) http.Handler {
 	var mu sync.Mutex
 	throttled := false
 	calls := 0
@@ -166,6 +171,7 @@ func fakeProviders() http.Handler {
 		mu.Lock()
 		calls++
 		n := calls
+		wait := latency / 2 * time.Duration(1+n%3)
 		throttle := false
 		last := req.Messages[len(req.Messages)-1]
 		content, _ := last["content"].(string)
@@ -173,6 +179,7 @@ func fakeProviders() http.Handler {
 			throttled, throttle = true, true
 		}
 		mu.Unlock()
+		time.Sleep(wait)
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case req.Model == "gpt-missing":
@@ -187,6 +194,7 @@ func fakeProviders() http.Handler {
 		case req.Stream:
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, piece := range []string{"Once upon a time, ", "a lighthouse keeper ", "counted ships."} {
+				time.Sleep(wait)
 				fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-s%d\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o-mini-2024-07-18\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", n, piece)
 				w.(http.Flusher).Flush()
 			}
@@ -223,6 +231,7 @@ func fakeProviders() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
+		time.Sleep(3 * latency)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"id":"msg_01Think","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",`+
 			`"content":[{"type":"thinking","thinking":"The picture shows a tall striped tower by the sea, lit at dusk.","signature":"c2ln"},`+

@@ -34,7 +34,7 @@ func TestScreenshots(t *testing.T) {
 	require.NoError(t, writeHistory(f, genOptions{Records: 900, Seed: 7, Start: time.Now().UTC().Add(-50 * time.Hour).Truncate(time.Hour), Span: 49 * time.Hour}))
 	require.NoError(t, f.Close())
 	recorded := filepath.Join(tmp, "history.jsonl")
-	recordHistory(t, recorded)
+	recordHistorySlowly(t, recorded, 400*time.Millisecond)
 
 	src, err := view.OpenJSONL([]string{generated, recorded}, view.JSONLOptions{})
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestScreenshots(t *testing.T) {
 		{"overview", "/overview", "#chart-calls"},
 	}
 	for _, theme := range []string{"light", "dark"} {
-		for _, size := range []struct{ w, h int64 }{{1280, 900}, {390, 844}} {
+		for _, size := range []struct{ w, h int64 }{{1280, 1000}, {390, 844}} {
 			for _, p := range pages {
 				_, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: theme}},
