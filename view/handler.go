@@ -210,14 +210,14 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p 
 
 // fail answers with an error page.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	w.WriteHeader(code)
 	p := h.newPage(http.StatusText(code), "", struct {
 		Code    int
 		Message string
 	}{code, msg})
-	t := h.pages["error"]
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := t.ExecuteTemplate(w, "layout", p); err != nil {
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	if err := h.pages["error"].ExecuteTemplate(w, "layout", p); err != nil {
 		h.opts.Logger.Error("llmhistory view: render", "page", "error", "err", err)
 	}
 }

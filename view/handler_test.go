@@ -187,3 +187,13 @@ func TestHandlerTree(t *testing.T) {
 	assert.Contains(t, body[iChild:iAfter], `x="196.08" y="1" width="196.08"`)
 	assert.Contains(t, body[iAfter:], `class="bar err"`)
 }
+
+// An error page is HTML, says what went wrong, and is not cached.
+func TestHandlerErrorPage(t *testing.T) {
+	h := view.NewHandler(view.FromRecords(nil), view.Options{})
+	w := fetch(t, h, http.MethodGet, "/?from=soon", nil)
+	assert.Equal(t, http.StatusBadRequest, w.Code)
+	assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"))
+	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
+	assert.Contains(t, w.Body.String(), "from &#34;soon&#34; is not a time")
+}

@@ -202,29 +202,29 @@ func newIndex() *index {
 // summary is what a line's record contributes to the index, gathered
 // before the index is locked.
 type summary struct {
-	off        int64
-	n          uint32
-	line       int
-	callID     string
-	traceID    string
-	inferred   bool
-	prefix     bool
-	start      int64
-	dur, ttfc  float32
-	usd        float64
-	priced     bool
-	in, out    int32
-	model      string
-	method     string
-	user       string
-	errType    string
-	tags       []string
-	status     uint8
-	attempts   uint8
-	depth      int16
-	turns      int32
-	firstUser  string
-	hasFirstUs bool
+	off          int64
+	n            uint32
+	line         int
+	callID       string
+	traceID      string
+	inferred     bool
+	prefix       bool
+	start        int64
+	dur, ttfc    float32
+	usd          float64
+	priced       bool
+	in, out      int32
+	model        string
+	method       string
+	user         string
+	errType      string
+	tags         []string
+	status       uint8
+	attempts     uint8
+	depth        int16
+	turns        int32
+	firstUser    string
+	hasFirstUser bool
 }
 
 // summarize reads what the index keeps of r, a record decoded from a line.
@@ -273,7 +273,7 @@ func summarize(r *record.Record) summary {
 		n += r.ArgsPrefix.Count
 	}
 	s.turns = int32(min(n, math.MaxInt32))
-	s.firstUser, s.hasFirstUs = firstUserText(r.Args)
+	s.firstUser, s.hasFirstUser = firstUserText(r.Args)
 	return s
 }
 
@@ -385,7 +385,7 @@ func (ix *index) add(seg int, s *summary) {
 	}
 	t.tokens += int64(e.in) + int64(e.out)
 	t.turns = max(t.turns, s.turns)
-	if s.hasFirstUs && (t.firstUser == "" || e.start < t.firstUserAt) {
+	if s.hasFirstUser && (t.firstUser == "" || e.start < t.firstUserAt) {
 		t.firstUser, t.firstUserAt = strings.Clone(s.firstUser), e.start
 	}
 	t.users, t.moreUsers = addListed(t.users, e.user, t.moreUsers)
