@@ -21,6 +21,10 @@ type Summary struct {
 	// NoUsage counts the records without usage and cost, most of them
 	// failed calls, that a provider billed nothing for or did not say.
 	NoUsage int
+	// Local counts the records without cost of calls to a model run on
+	// the caller's own machine ([Local]): no table prices them, and they
+	// are neither priced nor unpriced.
+	Local int
 	// UnpricedModels counts the Unpriced records by model ("" for a
 	// record without one): the prices a table is missing. Nil until one.
 	UnpricedModels map[string]int
@@ -55,6 +59,8 @@ func (s *Summary) Add(r *record.Record) {
 		s.Priced++
 		s.USD += r.Cost.USD
 		s.Tables = s.count(s.Tables, r.Cost.Table)
+	case Local(r.MethodName):
+		s.Local++
 	case r.Usage == nil:
 		s.NoUsage++
 	default:
@@ -91,3 +97,11 @@ func cutName(name string) string {
 	}
 	return strings.Clone(name[:cut]) + "…"
 }
+
+// Local reports whether a call of this method went to a model run on the
+// caller's own machine: Ollama's native API (providers/ollama's method
+// names, "ollama.chat" and the others). Such a call costs nothing per
+// token; the recorder does not price it, whatever a table says of its
+// model's name (a local model may be named as a priced one), and a
+// [Summary] and the evidence report count it as local, not as unpriced.
+func Local(method string) bool { return strings.HasPrefix(method, "ollama.") }

@@ -133,6 +133,12 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		a.key, claim = attemptKey{kind: 'c', s: a.callID}, true
 	case idem != "":
 		a.key, claim = attemptKey{kind: 'i', s: idem}, true
+	case req.Header.Get("Amz-Sdk-Invocation-Id") != "":
+		// The AWS SDKs keep one invocation id across the attempts of a
+		// call, and number them: "amz-sdk-request: attempt=1; max=3". A
+		// first attempt claims nothing, as X-Stainless-Retry-Count 0.
+		a.key = attemptKey{kind: 'a', s: req.Header.Get("Amz-Sdk-Invocation-Id")}
+		claim = !firstAWSAttempt(req.Header.Get("Amz-Sdk-Request"))
 	case a.tee != nil:
 		// The body is not known yet (it is read as it is sent), so nothing
 		// proves that a later request is the same one: never folded.
@@ -539,14 +545,26 @@ func (a *attempt) holding(key attemptKey) *held {
 		ended: a.endSeq, reqURL: a.reqURL, callCtx: a.ctx}
 }
 
+// firstAWSAttempt reports whether an AWS SDK's amz-sdk-request header,
+// "attempt=1; max=3", marks a first attempt.
+func firstAWSAttempt(h string) bool {
+	for part := range strings.SplitSeq(h, ";") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(part), "="); ok && k == "attempt" {
+			return strings.TrimSpace(v) == "1"
+		}
+	}
+	return false
+}
+
 // attemptKey identifies a logical call across its attempts: by the call
-// ID in the context, an Idempotency-Key, a fingerprint of the request, or,
+// ID in the context, an Idempotency-Key, an AWS SDK's invocation id, a
+// fingerprint of the request, or,
 // for a redirect's next hop, the redirect response, which http.Client
 // hands the hop as req.Response (the key holds the pointer, so the
 // response is not collected while its hop may come). A struct, not a
 // string: making a key costs no allocation.
 type attemptKey struct {
-	kind byte           // 'c' call ID, 'i' Idempotency-Key, 'f' fingerprint; 0 for a hop or none
+	kind byte           // 'c' call ID, 'i' Idempotency-Key, 'a' amz-sdk-invocation-id, 'f' fingerprint; 0 for a hop or none
 	s    string         // the call ID or the Idempotency-Key
 	n    uint64         // the fingerprint
 	hop  *http.Response // the redirect a hop follows
@@ -714,7 +732,7 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 				presp.Body, presp.Tail = nil, nil
 			}
 		}
-		if f.status >= 400 || a.r.cfg.storeOutput || a.r.cfg.programSrc {
+		if (f.status >= 400 || a.r.cfg.storeOutput || a.r.cfg.programSrc) && !binaryFrames(f.contentType) {
 			// An error body becomes the error message; with output kept,
 			// the text does: redact the body the provider reads.
 			// Otherwise nothing of a success's text is kept, and what is
@@ -735,8 +753,23 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 		a.scratch = bufPool.Get().(*[]byte)
 	}
 	presp.Scratch = a.scratch
-	return a.prov.ParseResponse(&a.call, presp)
+	res = a.prov.ParseResponse(&a.call, presp)
+	if binaryFrames(f.contentType) && (a.r.cfg.storeOutput || a.r.cfg.programSrc) {
+		// A framed body is not redacted whole: a secret replaced in it
+		// would change a frame's length and break its CRC. What is read of
+		// it is redacted instead (the error message is, with the record).
+		res.Output = a.redactString(res.Output)
+		res.Refusal = a.redactString(res.Refusal)
+		for i := range res.ToolCalls {
+			res.ToolCalls[i].Arguments = a.redactString(res.ToolCalls[i].Arguments)
+		}
+	}
+	return res
 }
+
+// binaryFrames reports whether a Content-Type is a binary framing whose
+// frames carry their lengths and checksums (AWS's eventstream).
+func binaryFrames(ct string) bool { return strings.HasPrefix(ct, eventStream) }
 
 func statusOutcome(status int) record.Outcome {
 	if t := record.ErrorTypeForStatus(status); t != "" {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -300,9 +301,11 @@ func (c *conversations) messageHashes(args []byte) (groups []messageGroup, talk 
 			pending = pending[:0]
 		}
 	}
-	gjson.ParseBytes(args).ForEach(func(_, item gjson.Result) bool {
-		talk = talk || item.IsObject() && (item.Get("role").Exists() || item.Get("type").Exists())
-		switch kind := itemKind(item); kind {
+	// A view, not a copy: args stay unchanged until the record is built.
+	gjson.Parse(unsafe.String(&args[0], len(args))).ForEach(func(_, item gjson.Result) bool {
+		kind, message := itemKind(item)
+		talk = talk || message
+		switch kind {
 		case kindSkip:
 		case kindAssistant:
 			pending = append(pending, item)
@@ -324,18 +327,39 @@ const (
 	kindSkip // reasoning: SDKs may or may not send it back
 )
 
-func itemKind(item gjson.Result) int {
-	switch item.Get("type").String() {
-	case "reasoning":
-		return kindSkip
-	case "function_call", "custom_tool_call":
-		return kindAssistant
+// itemKind reads an item's role, else its type, in one pass over its
+// members that stops at the role (which comes first in most shapes, before
+// a long content). message reports whether the item is a message or an
+// input item at all, not a bare value.
+func itemKind(item gjson.Result) (kind int, message bool) {
+	if !item.IsObject() {
+		return kindOther, false
 	}
-	switch item.Get("role").String() {
+	var role, typ string
+	item.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role, message = v.Str, true
+			return false
+		case "type":
+			typ, message = v.Str, true
+		}
+		return true
+	})
+	switch role {
 	case "assistant", "model":
-		return kindAssistant
+		return kindAssistant, true
+	case "":
+	default:
+		return kindOther, true
 	}
-	return kindOther
+	switch typ {
+	case "reasoning":
+		return kindSkip, true
+	case "function_call", "custom_tool_call":
+		return kindAssistant, true
+	}
+	return kindOther, message
 }
 
 // canonical returns the hash of the role and content of items (one

@@ -129,3 +129,39 @@ func ExampleWithHistoryPreview() {
 	// - 12:01:03 user openai.chat.completions.create model=gpt-4o-mini ok chat.completion
 	// guidance recorded: true
 }
+
+// Attribution: whose call it was and which feature made it; and the
+// conversation a program never named, found from its messages.
+func ExampleWithUser() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"chat.completion","model":"gpt-4o-mini","choices":[{"message":{"role":"assistant","content":"Paris."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	rec := middleware.NewRecorder()
+	defer rec.Close()
+
+	ctx := middleware.WithUser(context.Background(), "user-42")
+	ctx = middleware.WithTags(ctx, "geo-quiz")
+	ctx = middleware.WithMetadata(ctx, "tenant", "acme")
+	send := func(messages string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":`+messages+`}`))
+		resp, err := rec.Client(nil).Do(req)
+		if err != nil {
+			panic(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	// No WithTrace: the second call sends the first's answer back.
+	send(`[{"role":"user","content":"Capital of France?"}]`)
+	send(`[{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris."},{"role":"user","content":"And of Italy?"}]`)
+
+	recs := rec.History().Records()
+	fmt.Println(recs[1].UserID, recs[1].Tags, recs[1].Metadata)
+	fmt.Println("one conversation:", recs[0].TraceID == recs[1].TraceID, "inferred:", recs[1].TraceInferred)
+	// Output:
+	// user-42 [geo-quiz] map[tenant:acme]
+	// one conversation: true inferred: true
+}

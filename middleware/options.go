@@ -140,10 +140,16 @@ func WithHistoryNames(names ...string) Option {
 // records do not store model output unless asked.
 func WithProgramSource() Option { return func(c *config) { c.programSrc = true } }
 
-// WithOutput keeps the text the model generated in each record's output
-// field (at most 64 KiB, marked truncated when cut), so that the history
-// can be fed back into later prompts (prompt.StateFromRecords). Off by default:
-// the outcome summary is compact on purpose, and output may be sensitive.
+// WithOutput keeps what the model generated in each record: its text in
+// output, the tool calls it made in tool_calls (id, name and arguments as
+// the model wrote them) and its reasoning (thinking) in reasoning, each at
+// most 64 KiB (the calls' arguments together, and at most 128 calls),
+// redacted as everything recorded is, and named in truncated when cut.
+// The history can then be fed back into later prompts
+// (prompt.StateFromRecords), and exported as the output messages of
+// OpenTelemetry spans. Off by default: the outcome summary is compact on
+// purpose, and output may be sensitive. A tool call's name is not kept
+// without it either: its arguments are what the model said.
 func WithOutput() Option { return func(c *config) { c.storeOutput = true } }
 
 // WithCloseTimeout sets how long [Recorder.Close] waits for pending
@@ -159,8 +165,10 @@ func WithCloseTimeout(d time.Duration) Option {
 }
 
 // WithPrices sets the price table that prices every record from its model
-// and usage (record.Cost: USD and the table's name). Default: the table
-// in the module, cost.Default(), dated and offline. A call the table
+// and usage (record.Cost: USD and the table's name). Default:
+// cost.Default(), the LiteLLM file the LLMHISTORY_PRICES environment
+// variable names when it is set, else the dated table built into the
+// module (offline either way). A call the table
 // cannot price (an unknown model, no usage) has no cost, never a cost of
 // zero. WithPrices(nil) turns pricing off. Add or override prices with
 // (*cost.Table).With or LoadJSON.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,20 +77,20 @@ func (s *wire) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case strings.HasSuffix(p, "/v1/messages") && stream:
 		w.Header().Set("Content-Type", "text/event-stream")
-		sse, err := os.ReadFile("../providers/anthropic/testdata/stream_text.sse")
+		sse, err := os.ReadFile(filepath.Join("..", "testdata", "providers", "anthropic", "stream_text.sse"))
 		require.NoError(s.t, err)
 		w.Write(sse)
 	case strings.HasSuffix(p, "/v1/messages"):
-		msg, err := os.ReadFile("../providers/anthropic/testdata/message.json")
+		msg, err := os.ReadFile(filepath.Join("..", "testdata", "providers", "anthropic", "message.json"))
 		require.NoError(s.t, err)
 		w.Write(msg)
 	case stream:
 		w.Header().Set("Content-Type", "text/event-stream")
-		file := "openai_chat_stream.sse"
+		file := filepath.Join("openai", "openai_chat_stream.sse")
 		if strings.Contains(p, ":") {
-			file = "gemini_stream.sse"
+			file = filepath.Join("gemini", "gemini_stream.sse")
 		}
-		sse, err := os.ReadFile("../providers/testdata/" + file)
+		sse, err := os.ReadFile(filepath.Join("..", "testdata", "providers", file))
 		require.NoError(s.t, err)
 		w.Write(sse)
 		return

@@ -13,15 +13,17 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/bedrock"
 	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/providers/generic"
+	"github.com/llmhistory/llmhistory/providers/ollama"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
 // builtinProviders are asked after the ones given with WithProviders; the
 // generic provider recognizes everything, so it comes last.
-var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, anthropic.Provider{}, generic.Provider{}}
+var builtinProviders = []providers.Provider{openai.Provider{}, gemini.Provider{}, anthropic.Provider{}, bedrock.Provider{}, ollama.Provider{}, generic.Provider{}}
 
 // Recorder turns every call through its middleware into one history
 // record. It is safe for concurrent use; share one across clients.
@@ -356,14 +358,16 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 		status:      resp.StatusCode,
 		contentType: ct,
 		length:      resp.ContentLength,
-		stream:      strings.HasPrefix(ct, "text/event-stream"),
+		stream:      isStream(ct),
 		framed:      framed(resp),
 	}
 	if !resp.Uncompressed { // the caller gets the bytes as encoded: decode our copy
 		f.encoding = resp.Header.Get("Content-Encoding")
 	}
-	if r.cfg.userProviders {
-		f.header = safeHeader(resp.Header) // only theirs may read it
+	if r.cfg.userProviders || resp.StatusCode >= 400 {
+		// Only theirs may read a success's (a copy on every call costs);
+		// an error's, rare, may name the error (Bedrock's X-Amzn-ErrorType).
+		f.header = safeHeader(resp.Header)
 	}
 	if isRedirect(resp.StatusCode) {
 		if f.location = resp.Header.Get("Location"); f.location != "" {
@@ -397,6 +401,17 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 	}
 	resp.Body = b
 }
+
+// isStream reports whether a Content-Type is a stream's: server-sent
+// events, Ollama's newline-delimited JSON, AWS's binary eventstream.
+func isStream(ct string) bool {
+	return strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/x-ndjson") ||
+		strings.HasPrefix(ct, eventStream)
+}
+
+// eventStream is the Content-Type of AWS's binary framing (Bedrock's
+// ConverseStream and InvokeModelWithResponseStream).
+const eventStream = "application/vnd.amazon.eventstream"
 
 // framed reports whether the end of resp's body is marked apart from the
 // connection's end, so that net/http's reader returns io.EOF only when the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/middleware"
@@ -187,6 +188,63 @@ func BenchmarkConversation(b *testing.B) {
 				if file.n > 0 {
 					b.ReportMetric(float64(file.n)*float64(turns)/float64(calls), "B/conv")
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkConversationInference is what finding conversations costs: one
+// call of a conversation of 10 or 100 turns whose answers are the
+// transport's, so that each call continues the one before, made with a
+// trace (WithTrace) and the inference off, with a trace and the inference
+// on (which still remembers where the conversation stands), and with no
+// trace, so that the recorder finds it. cpu-ns/op is the whole process's.
+func BenchmarkConversationInference(b *testing.B) {
+	answer := gjson.GetBytes(benchdata.Response, "choices.0.message").Raw
+	for _, turns := range []int{10, 100} {
+		var all bytes.Buffer
+		ends := make([]int, turns)
+		all.WriteString(`{"role":"system","content":"You answer questions."}`)
+		for i := range turns {
+			fmt.Fprintf(&all, `,{"role":"user","content":"question %d: %s"}`, i, strings.Repeat("lorem ipsum ", 40))
+			ends[i] = all.Len()
+			all.WriteString("," + answer)
+		}
+		for _, variant := range []string{"trace_given/inference=off", "trace_given/inference=on", "trace_inferred"} {
+			b.Run(fmt.Sprintf("turns=%d/%s", turns, variant), func(b *testing.B) {
+				opts := []middleware.Option{middleware.WithMaxBody(8<<20, 0)}
+				if variant == "trace_given/inference=off" {
+					opts = append(opts, middleware.WithConversations(0))
+				}
+				rec := middleware.NewRecorder(opts...)
+				defer rec.Close()
+				client := &http.Client{Transport: middleware.Chain(benchdata.JSON, rec.Middleware())}
+				body := make([]byte, 0, 64+all.Len())
+				buf := make([]byte, 32<<10)
+				calls := 0
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					turn := calls % turns
+					body = append(append(append(body[:0], `{"model":"gpt-4o-mini","messages":[`...), all.Bytes()[:ends[turn]]...), "]}"...)
+					req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					ctx := req.Context()
+					if variant != "trace_inferred" {
+						ctx = middleware.WithTrace(ctx, fmt.Sprintf("conversation-%d", calls/turns))
+					}
+					resp, err := client.Do(req.WithContext(ctx))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.CopyBuffer(io.Discard, resp.Body, buf); err != nil {
+						b.Fatal(err)
+					}
+					resp.Body.Close()
+					calls++
+				}
+				rec.Flush()
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -14,8 +14,8 @@ const Redacted = "[REDACTED]"
 
 // IsCredentialHeader reports whether a header carries a credential
 // (Authorization, Proxy-Authorization, api-key, x-api-key, x-goog-api-key,
-// cookies): the recorder never records one, and nothing built on it
-// (cassettes, exports) should.
+// AWS's X-Amz-Security-Token, cookies): the recorder never records one,
+// and nothing built on it (cassettes, exports) should.
 func IsCredentialHeader(name string) bool { return secretHeaders[http.CanonicalHeaderKey(name)] }
 
 // IsSecretParam reports whether a URL query parameter carries a credential
@@ -53,12 +53,18 @@ var secretHeaders = map[string]bool{
 	"Api-Key":             true,
 	"X-Api-Key":           true,
 	"X-Goog-Api-Key":      true,
-	"Cookie":              true,
-	"Set-Cookie":          true,
+	// An AWS session token: SigV4 signs it into the canonical request,
+	// which AWS quotes back whole when a signature does not match.
+	"X-Amz-Security-Token": true,
+	"Cookie":               true,
+	"Set-Cookie":           true,
 }
 
-// secretParams are query parameters removed from recorded URLs.
-var secretParams = []string{"key", "api_key", "api-key", "apikey", "access_token", "token"}
+// secretParams are query parameters removed from recorded URLs; the
+// X-Amz- ones are a presigned AWS URL's signature, access key and session
+// token.
+var secretParams = []string{"key", "api_key", "api-key", "apikey", "access_token", "token",
+	"X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token"}
 
 // safeHeader returns h without credential headers. Values are shared, not
 // copied: nobody modifies them.
@@ -185,22 +191,63 @@ func credentials(h http.Header, u *url.URL) []string {
 			}
 		default:
 			for _, v := range vs {
-				if scheme, token, ok := strings.Cut(strings.TrimSpace(v), " "); ok && !strings.ContainsAny(scheme, "=:") {
+				scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
+				if ok && !strings.ContainsAny(scheme, "=:") {
 					v = token // "Bearer <token>", "Basic <base64>"
+				}
+				if ok && strings.HasPrefix(scheme, "AWS4-") {
+					sigV4(token, add)
 				}
 				add(v)
 			}
 		}
 	}
 	if u != nil && u.RawQuery != "" {
-		q := u.Query()
-		for _, p := range secretParams {
-			for _, v := range q[p] {
-				add(v)
+		for pair := range strings.SplitSeq(u.RawQuery, "&") {
+			k, raw, _ := strings.Cut(pair, "=")
+			k, err := url.QueryUnescape(k)
+			if err != nil || !IsSecretParam(k) {
+				continue
+			}
+			// As sent, and decoded: a server may echo either (a session
+			// token's '=' travels as %3D).
+			add(raw)
+			v, err := url.QueryUnescape(raw)
+			if err != nil {
+				continue
+			}
+			add(v)
+			if k == "X-Amz-Credential" {
+				add(accessKeyID(v))
 			}
 		}
 	}
 	return out
+}
+
+// sigV4 adds the parts of an AWS SigV4 Authorization header's value
+// ("Credential=AKIA.../20260101/us-east-1/bedrock/aws4_request,
+// SignedHeaders=..., Signature=<hex>") that identify the caller: the
+// access key ID and the signature, each redacted wherever it appears
+// (AWS quotes the credential scope and the string to sign back when a
+// signature does not match).
+func sigV4(v string, add func(string)) {
+	for part := range strings.SplitSeq(v, ",") {
+		name, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch name {
+		case "Credential":
+			add(accessKeyID(val))
+		case "Signature":
+			add(val)
+		}
+	}
+}
+
+// accessKeyID returns the access key ID of a SigV4 credential,
+// "AKIA.../20260101/us-east-1/bedrock/aws4_request".
+func accessKeyID(credential string) string {
+	id, _, _ := strings.Cut(credential, "/")
+	return id
 }
 
 // redactLiterals replaces every occurrence of the secrets in s.

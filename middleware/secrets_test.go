@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -210,5 +211,51 @@ func (careless) ParseResponse(_ *providers.Call, resp *providers.Response) provi
 		Outcome:      record.Success("echo"),
 		ErrorMessage: string(resp.Body) + string(resp.Tail),
 		Model:        resp.Header.Get("Set-Cookie"),
+	}
+}
+
+// AWS's credentials: a SigV4 Authorization (its access key ID and
+// signature), a session token header, and a presigned URL's query. A
+// provider that reads every header and the URL, and a server that echoes
+// them all back (AWS's signature-mismatch error quotes the canonical
+// request, token and all), leak none of them.
+func TestAWSCredentialsReachNoRecord(t *testing.T) {
+	const (
+		keyID = "ASIACANARYKEYID0EXAM"
+		token = "IQoJb3JpZ2luX2VjCANARYsessionTOKEN/abc+def=="
+		sig   = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+	)
+	assert.True(t, middleware.IsCredentialHeader("x-amz-security-token"))
+	for _, p := range []string{"X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token"} {
+		assert.True(t, middleware.IsSecretParam(p), p)
+	}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "canonical request: "+r.URL.RequestURI()+"\nx-amz-security-token:"+r.Header.Get("X-Amz-Security-Token")+
+			"\nauthorization:"+r.Header.Get("Authorization"))
+	})
+	server := httptest.NewServer(echo)
+	defer server.Close()
+	srv := server.URL
+	rec := middleware.NewRecorder(middleware.WithDedupWindow(0), middleware.WithProviders(careless{}), middleware.WithSyncSinks())
+	defer rec.Close()
+	q := "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + keyID + "%2F20260303%2Fus-east-1%2Fbedrock%2Faws4_request&X-Amz-Security-Token=" +
+		strings.NewReplacer("/", "%2F", "+", "%2B", "=", "%3D").Replace(token) + "&X-Amz-Signature=" + sig
+	req, _ := http.NewRequest(http.MethodPost, srv+"/model/m/chat?"+q, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+keyID+"/20260303/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date;x-amz-security-token, Signature="+sig)
+	req.Header.Set("X-Amz-Security-Token", token)
+	resp, err := rec.Client(nil).Do(req)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(got), token, "the server echoed the token")
+
+	require.NoError(t, rec.Flush())
+	records := rec.History().Records()
+	require.Len(t, records, 1)
+	all := string(records[0].AppendJSON(nil)) + records[0].ErrorMessage
+	assert.Contains(t, all, "X-Amz-Algorithm=AWS4-HMAC-SHA256", "the URL is kept, less its secrets")
+	for _, secret := range []string{keyID, token, strings.TrimRight(token, "="), sig, "CANARY"} {
+		assert.NotContains(t, all, secret)
 	}
 }

@@ -3,11 +3,14 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
@@ -259,6 +262,13 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.Model = a.call.Model
 	}
 	rec.Model = a.redactString(rec.Model)
+	rec.ServerAddress, rec.ServerPort = server(&a.url)
+	if res.ServiceTier != "" {
+		rec.ServiceTier = clipMessage(a.redactString(res.ServiceTier))
+	}
+	if res.SystemFingerprint != "" {
+		rec.SystemFingerprint = clipMessage(a.redactString(res.SystemFingerprint))
+	}
 	if rec.Timestamp == "" {
 		rec.Timestamp = record.FormatTime(a.start)
 	}
@@ -281,7 +291,7 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 		rec.TimeToFirstChunkMS = float64(f.firstChunk.Sub(a.firstStart()).Microseconds()) / 1000
 	}
 	a.r.scanCode(&rec, res)
-	if p := a.r.cfg.prices; p != nil && rec.Usage != nil && rec.Model != "" {
+	if p := a.r.cfg.prices; p != nil && rec.Usage != nil && rec.Model != "" && !cost.Local(rec.MethodName) {
 		// After the model and usage are final. Table.Apply would allocate
 		// the cost; Table.Cost does not.
 		if c, ok := p.Cost(rec.Model, *rec.Usage); ok {
@@ -289,15 +299,102 @@ func (a *attempt) record(f *finishInfo, res *providers.Result) record.Record {
 			rec.Cost = &parts.cost
 		}
 	}
-	if a.r.cfg.storeOutput && res.Output != "" {
-		rec.Output = res.Output
-		if len(rec.Output) > maxOutput {
-			rec.Output = strings.ToValidUTF8(rec.Output[:maxOutput], "")
-			rec.Truncated = append(append([]string(nil), rec.Truncated...), "output")
-		}
-		rec.Output = strings.Clone(rec.Output) // res.Output may be a lent buffer
+	if a.r.cfg.storeOutput {
+		a.keepOutput(&rec, res)
 	}
 	return rec
+}
+
+// server returns the host of u without its port, in lower case (as DNS
+// reads it, so that one server is one value), and its port: the one it
+// names, else its scheme's (443, 80). User info, path and query are never
+// part of it. No allocation for a host in lower case: it is a part of
+// u.Host.
+func server(u *url.URL) (host string, port int) {
+	host = strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", 0
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil && n > 0 && n < 1<<16 {
+			return host, n
+		}
+		return host, 0
+	}
+	switch {
+	case strings.EqualFold(u.Scheme, "https"), strings.EqualFold(u.Scheme, "wss"):
+		port = 443
+	case strings.EqualFold(u.Scheme, "http"), strings.EqualFold(u.Scheme, "ws"):
+		port = 80
+	}
+	return host, port
+}
+
+// keepOutput gives rec what the model generated (WithOutput): its text,
+// tool calls and reasoning, each bounded. The body they were read from
+// was redacted before the provider read it; they are redacted again once
+// put together, since a stream may split a secret across its events.
+func (a *attempt) keepOutput(rec *record.Record, res *providers.Result) {
+	if res.Output != "" {
+		out, cut := clip(a.redactString(res.Output), maxOutput)
+		rec.Output = strings.Clone(out) // res.Output may be a lent buffer
+		if cut {
+			cutField(rec, "output")
+		}
+	}
+	if len(res.ToolCalls) > 0 {
+		var cut bool
+		rec.ToolCalls, cut = a.keepToolCalls(res.ToolCalls)
+		if cut {
+			cutField(rec, "tool_calls")
+		}
+	}
+	if res.Reasoning != "" {
+		var cut bool
+		if rec.Reasoning, cut = clip(a.redactString(res.Reasoning), maxOutput); cut {
+			cutField(rec, "reasoning")
+		}
+	}
+}
+
+// maxToolCalls bounds the tool calls a record keeps.
+const maxToolCalls = 128
+
+// keepToolCalls returns the tool calls a record keeps: at most
+// maxToolCalls, their arguments redacted and maxOutput bytes in all, ids
+// and names at most maxMessage bytes each; cut reports that something was
+// left out.
+func (a *attempt) keepToolCalls(calls []providers.ToolCall) (kept []record.ToolCall, cut bool) {
+	n := min(len(calls), maxToolCalls)
+	cut = n < len(calls)
+	kept = make([]record.ToolCall, n)
+	room := maxOutput
+	for i, c := range calls[:n] {
+		var over [3]bool
+		kept[i].ID, over[0] = clip(c.ID, maxMessage)
+		kept[i].Name, over[1] = clip(c.Name, maxMessage)
+		kept[i].Arguments, over[2] = clip(a.redactString(c.Arguments), room)
+		room -= len(kept[i].Arguments)
+		cut = cut || over[0] || over[1] || over[2]
+	}
+	return kept, cut
+}
+
+// clip returns s cut to at most n bytes, on a rune boundary, and whether
+// it was cut.
+func clip(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	return strings.ToValidUTF8(s[:n], ""), true
+}
+
+// cutField names field in rec.Truncated, which may share its array with
+// the call's: appended to a copy.
+func cutField(rec *record.Record, field string) {
+	if !slices.Contains(rec.Truncated, field) {
+		rec.Truncated = append(append([]string(nil), rec.Truncated...), field)
+	}
 }
 
 // attribute gives rec the user, tags and metadata of the call's context,

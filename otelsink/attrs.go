@@ -50,6 +50,12 @@ const (
 	// "STOP", "tool_calls"), set when the conventions' value in
 	// gen_ai.response.finish_reasons differs from it.
 	AttrFinishReason = attribute.Key(Prefix + "outcome.finish_reason")
+	// AttrServiceTier and AttrSystemFingerprint carry a record's
+	// service_tier and system_fingerprint when its provider is not
+	// OpenAI, whose are openai.response.service_tier and
+	// openai.response.system_fingerprint.
+	AttrServiceTier       = attribute.Key(Prefix + "service_tier")
+	AttrSystemFingerprint = attribute.Key(Prefix + "system_fingerprint")
 )
 
 // MetadataPrefix starts the attribute of each metadata key of a record:
@@ -79,8 +85,16 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 		return opEmbeddings, attribute.KeyValue{}
 	case "gemini.models.generateContent", "gemini.models.streamGenerateContent":
 		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
-	case "anthropic.messages.create":
+	case "anthropic.messages.create", "bedrock.converse", "bedrock.converse_stream", "ollama.chat":
 		return semconv.GenAIOperationNameChat.Value.AsString(), attribute.KeyValue{}
+	case "bedrock.invoke_model", "bedrock.invoke_model_with_response_stream":
+		// A body in the model family's own shape: chat for some, a prompt
+		// for others, embeddings for a few; the method does not say which.
+		return semconv.GenAIOperationNameGenerateContent.Value.AsString(), attribute.KeyValue{}
+	case "ollama.generate":
+		return semconv.GenAIOperationNameTextCompletion.Value.AsString(), attribute.KeyValue{}
+	case "ollama.embed":
+		return opEmbeddings, attribute.KeyValue{}
 	case "gemini.models.countTokens", "anthropic.messages.count_tokens":
 		return opCountTokens, attribute.KeyValue{}
 	}
@@ -93,7 +107,10 @@ func operation(method string) (op string, apiType attribute.KeyValue) {
 	return method, attribute.KeyValue{}
 }
 
-var opEmbeddings = semconv.GenAIOperationNameEmbeddings.Value.AsString()
+var (
+	opEmbeddings   = semconv.GenAIOperationNameEmbeddings.Value.AsString()
+	providerOpenAI = semconv.GenAIProviderNameOpenAI.Value.AsString()
+)
 
 // ProviderOther is the gen_ai.provider.name of a call no provider
 // recognized (the generic provider's "http.POST /path"). The conventions
@@ -116,6 +133,7 @@ var providerNames = map[string]string{
 	"gemini":     semconv.GenAIProviderNameGCPGenAI.Value.AsString(),
 	"anthropic":  semconv.GenAIProviderNameAnthropic.Value.AsString(),
 	"bedrock":    semconv.GenAIProviderNameAWSBedrock.Value.AsString(),
+	"ollama":     "ollama", // the conventions list no name for it: its own
 	"mistral":    semconv.GenAIProviderNameMistralAI.Value.AsString(),
 	"xai":        semconv.GenAIProviderNameXAI.Value.AsString(),
 	"vertexai":   semconv.GenAIProviderNameGCPVertexAI.Value.AsString(),
@@ -140,6 +158,19 @@ func provider(method string) string {
 	return name
 }
 
+// responseFinishReason is the finish reason of r's response on the
+// conventions' values (see finishReason). A response that called tools
+// and says it stopped is tool_call: Gemini ends a function call with
+// STOP, and a Responses API status says completed. A record has its tool
+// calls only when its recorder kept output (middleware.WithOutput).
+func responseFinishReason(r *record.Record) string {
+	mapped := finishReason(r.Outcome.FinishReason)
+	if len(r.ToolCalls) > 0 && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
+		return "tool_call"
+	}
+	return mapped
+}
+
 // finishReason maps a provider's finish reason onto the values of the
 // conventions' output messages schema: stop, length, content_filter,
 // tool_call and error. A value with no counterpart ("pause_turn", a
@@ -151,12 +182,12 @@ func finishReason(raw string) string {
 		return "stop"
 	case "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_context_window_exceeded":
 		return "length"
-	case "content_filter", "refusal", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+	case "content_filter", "refusal", "guardrail_intervened", "content_filtered", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
 		return "content_filter"
 	case "tool_calls", "function_call", "tool_use":
 		return "tool_call"
-	case "failed", "cancelled", "error", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+	case "failed", "cancelled", "error", "malformed_model_output", "malformed_tool_use", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
 		"LANGUAGE", "MISSING_THOUGHT_SIGNATURE":
 		return "error"
 	}
@@ -190,8 +221,14 @@ func readKwargs(kw []byte) request {
 		}
 		q.params = append(q.params, kv)
 	}
-	gjson.ParseBytes(kw).ForEach(func(k, v gjson.Result) bool {
+	var read func(k, v gjson.Result) bool
+	read = func(k, v gjson.Result) bool {
 		switch k.String() {
+		case "inferenceConfig", "options":
+			// Bedrock Converse's and Ollama's parameters, one level down.
+			if v.IsObject() {
+				v.ForEach(read)
+			}
 		case "model":
 			if v.Type == gjson.String {
 				q.model = v.String()
@@ -210,7 +247,7 @@ func readKwargs(kw []byte) request {
 			if v.Type == gjson.Number {
 				add(semconv.GenAIRequestTopK(v.Float()))
 			}
-		case "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens":
+		case "max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens", "maxTokens", "num_predict", "max_gen_len":
 			if v.Type == gjson.Number {
 				add(semconv.GenAIRequestMaxTokens(int(v.Int())))
 			}
@@ -263,7 +300,8 @@ func readKwargs(kw []byte) request {
 			}
 		}
 		return true
-	})
+	}
+	gjson.ParseBytes(kw).ForEach(read)
 	return q
 }
 
@@ -414,10 +452,22 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 		a = append(a, semconv.GenAIResponseID(o.ResponseID))
 	}
 	if o.FinishReason != "" {
-		mapped := finishReason(o.FinishReason)
+		mapped := responseFinishReason(r)
 		a = append(a, semconv.GenAIResponseFinishReasons(mapped))
 		if mapped != o.FinishReason {
 			a = append(a, AttrFinishReason.String(o.FinishReason))
+		}
+	}
+	if r.ServiceTier != "" || r.SystemFingerprint != "" {
+		tier, fingerprint := AttrServiceTier, AttrSystemFingerprint
+		if n.provider == providerOpenAI {
+			tier, fingerprint = semconv.OpenAIResponseServiceTierKey, semconv.OpenAIResponseSystemFingerprintKey
+		}
+		if r.ServiceTier != "" {
+			a = append(a, tier.String(r.ServiceTier))
+		}
+		if r.SystemFingerprint != "" {
+			a = append(a, fingerprint.String(r.SystemFingerprint))
 		}
 	}
 	if o.HTTPStatus != 0 {

@@ -188,6 +188,10 @@ func wantAttrs(r record.Record) map[string]any {
 	if r.ParentCallID != "" {
 		w["llmhistory.parent_call_id"] = r.ParentCallID
 	}
+	// The server, from the record (the recorder took it from the URL): no
+	// otelsink.Middleware is in this chain.
+	w["server.address"] = "127.0.0.1"
+	w["server.port"] = int64(r.ServerPort)
 	if r.Outcome.OK {
 		// A failed call's model is the one asked for: no response model.
 		w["llmhistory.outcome.value_class"] = r.Outcome.ValueClass
@@ -211,6 +215,19 @@ func wantAttrs(r record.Record) map[string]any {
 	}
 	if r.Attempts > 1 {
 		w["http.request.resend_count"] = int64(r.Attempts - 1)
+	}
+	if r.UserID != "" {
+		w["user.id"] = r.UserID
+	}
+	if len(r.Tags) > 0 {
+		tags := []any{}
+		for _, t := range r.Tags {
+			tags = append(tags, t)
+		}
+		w["llmhistory.tags"] = tags
+	}
+	for k, v := range r.Metadata {
+		w["llmhistory.metadata."+k] = v
 	}
 	if r.TimeToFirstChunkMS > 0 {
 		w["gen_ai.request.stream"] = true
@@ -238,7 +255,9 @@ func TestCollector(t *testing.T) {
 			require.NoError(t, err)
 			a := newApp(t, sink)
 			trace := "conversation-" + protocol
-			root, child, grandchild, retried, failed := a.conversation(t, middleware.WithTrace(context.Background(), trace))
+			ctx := middleware.WithTrace(context.Background(), trace)
+			ctx = middleware.WithUser(middleware.WithTags(middleware.WithMetadata(ctx, "tenant", "acme"), "checkout", "beta"), "user-42")
+			root, child, grandchild, retried, failed := a.conversation(t, ctx)
 			records := a.rec.History().Trace(trace)
 			require.Len(t, records, 5)
 			require.NoError(t, a.rec.Close()) // flushes and closes the sink
@@ -249,8 +268,10 @@ func TestCollector(t *testing.T) {
 			st := sink.Stats()
 			assert.Equal(t, otelsink.Stats{Appended: 5, Exported: 5}, st)
 
-			// Every attribute, as the record says.
+			// Every attribute, as the record says: the attribution too.
 			for _, r := range records {
+				require.Equal(t, "user-42", r.UserID)
+				assert.Equal(t, "user-42", spans[r.CallID].Attributes().AsRaw()["user.id"])
 				sp := spans[r.CallID]
 				assert.Equal(t, wantAttrs(r), sp.Attributes().AsRaw(), "call %s", r.CallID)
 				start, err := record.ParseTime(r.Timestamp)

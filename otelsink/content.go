@@ -21,9 +21,10 @@ import (
 // Content says whether a span carries what was said: the input messages,
 // the system instructions, the output and the generated program source.
 //
-// The output is the text the model generated, which a record holds only
-// when its recorder was made with middleware.WithOutput: without it,
-// content capture exports what was asked but no gen_ai.output.messages.
+// The output message is what the model generated: its text, tool calls
+// and reasoning, which a record holds only when its recorder was made
+// with middleware.WithOutput. Without it, content capture exports what
+// was asked but no gen_ai.output.messages.
 type Content int
 
 const (
@@ -132,21 +133,16 @@ func contentAttributes(r *record.Record, op string, max int, dst []attribute.Key
 			cut = append(cut, string(semconv.GenAIInputMessagesKey))
 		}
 	}
-	if r.Output != "" && op != opEmbeddings {
-		finish := finishReason(r.Outcome.FinishReason)
+	if parts := outputParts(r); len(parts) > 0 && op != opEmbeddings {
+		finish := responseFinishReason(r)
 		if finish == "" && !r.Outcome.OK {
 			finish = "error"
 		}
-		out := []outputMessage{{Role: "assistant", Parts: []part{textPart(r.Output)}, FinishReason: finish}}
-		b, _ := json.Marshal(out)
-		if len(b) > max {
-			cutParts(out[0].Parts, len(b)-max)
-			if b, _ = json.Marshal(out); len(b) > max {
-				b = nil // not even an empty text fits: left out
-			}
+		v, c := fitOutput([]outputMessage{{Role: "assistant", Parts: parts, FinishReason: finish}}, max)
+		dst = appendContent(dst, semconv.GenAIOutputMessagesKey, v)
+		if c {
 			cut = append(cut, string(semconv.GenAIOutputMessagesKey))
 		}
-		dst = appendContent(dst, semconv.GenAIOutputMessagesKey, string(b))
 	}
 	if r.ProgramSource != "" {
 		src := r.ProgramSource
@@ -160,6 +156,61 @@ func contentAttributes(r *record.Record, op string, max int, dst []attribute.Key
 		dst = append(dst, AttrContentTruncated.StringSlice(cut))
 	}
 	return dst
+}
+
+// outputParts are the parts of the message a record's response gave, in
+// the order the providers give them: the reasoning, the text, the tool
+// calls (whose arguments are the JSON the model wrote, or the string
+// when it is not JSON).
+func outputParts(r *record.Record) []part {
+	var parts []part
+	if r.Reasoning != "" {
+		parts = append(parts, part{"type": "reasoning", "content": r.Reasoning})
+	}
+	if r.Output != "" {
+		parts = append(parts, textPart(r.Output))
+	}
+	for _, c := range r.ToolCalls {
+		p := part{"type": "tool_call", "name": c.Name}
+		if c.ID != "" {
+			p["id"] = c.ID
+		}
+		switch {
+		case c.Arguments == "":
+		case json.Valid([]byte(c.Arguments)):
+			p["arguments"] = json.RawMessage(c.Arguments)
+		default:
+			p["arguments"] = c.Arguments // cut by the recorder, or not JSON
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// fitOutput encodes the output messages in at most max bytes: the texts
+// (text and reasoning) are cut first, then the tool calls' arguments, as
+// strings; a message that does not fit even so is left out. It reports
+// whether anything was cut.
+func fitOutput(out []outputMessage, max int) (string, bool) {
+	b, _ := json.Marshal(out)
+	if len(b) <= max {
+		return string(b), false
+	}
+	parts := out[0].Parts
+	cutParts(parts, len(b)-max)
+	if b, _ = json.Marshal(out); len(b) <= max {
+		return string(b), true
+	}
+	for _, p := range parts {
+		if raw, ok := p["arguments"].(json.RawMessage); ok {
+			p["arguments"] = string(raw)
+		}
+	}
+	cutPartsOf(parts, "arguments", len(b)-max)
+	if b, _ = json.Marshal(out); len(b) <= max {
+		return string(b), true
+	}
+	return "", true // not even empty texts fit: left out
 }
 
 func appendContent(dst []attribute.KeyValue, k attribute.Key, v string) []attribute.KeyValue {
@@ -255,14 +306,17 @@ func fitParts(parts []part, max int) (string, bool) {
 // all, the longest first (the earliest of equal ones). Cutting a text
 // changes no other, so the order is known before the first cut: sorted
 // once, not looked for again among all the parts for every cut.
-func cutParts(parts []part, excess int) {
+func cutParts(parts []part, excess int) { cutPartsOf(parts, "content", excess) }
+
+// cutPartsOf is cutParts for the string member key of the parts.
+func cutPartsOf(parts []part, key string, excess int) {
 	var order []int // the parts a cut may shorten
 	for i, p := range parts {
-		if s, ok := p["content"].(string); ok && len(s) > 0 && !strings.HasSuffix(s, cutMark) {
+		if s, ok := p[key].(string); ok && len(s) > 0 && !strings.HasSuffix(s, cutMark) {
 			order = append(order, i)
 		}
 	}
-	length := func(i int) int { return len(parts[i]["content"].(string)) }
+	length := func(i int) int { return len(parts[i][key].(string)) }
 	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(length(j), length(i)) })
 	for _, i := range order {
 		if excess <= 0 {
@@ -275,8 +329,8 @@ func cutParts(parts []part, excess int) {
 		if keep < 0 {
 			keep = 0
 		}
-		s := cutText(parts[i]["content"].(string), keep+len(cutMark))
-		parts[i]["content"] = s
+		s := cutText(parts[i][key].(string), keep+len(cutMark))
+		parts[i][key] = s
 		excess -= n - len(s)
 	}
 }

@@ -191,7 +191,11 @@ func FuzzContent(f *testing.F) {
 			return
 		}
 		readKwargs(kwargs)
-		r := record.Record{Args: args, Output: output + " " + fakeKey, ProgramSource: output}
+		r := record.Record{Args: args, Output: output + " " + fakeKey, ProgramSource: output,
+			// The output again as a tool call's arguments (JSON or not) and
+			// as reasoning: every part of an output message is bounded.
+			ToolCalls: []record.ToolCall{{ID: "c", Name: "f", Arguments: output}, {Name: "g", Arguments: string(kwargs)}},
+			Reasoning: output}
 		for _, kv := range contentAttributes(&r, "chat", max, nil) {
 			v := kv.Value
 			if v.Type() != attribute.STRING {
@@ -212,4 +216,57 @@ func FuzzContent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The output message of a response that called tools and reasoned: the
+// reasoning, the text and the calls as parts, the arguments as the JSON
+// they are (as a string when they are not, being cut by the recorder),
+// redacted; a stop that called tools is tool_call. Bounded, the texts
+// are cut first, then the arguments.
+func TestOutputMessageParts(t *testing.T) {
+	r := record.Record{
+		Outcome:   record.Success("chat.completion"),
+		Output:    "Let me look.",
+		Reasoning: "The user wants the weather.",
+		ToolCalls: []record.ToolCall{
+			{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris","key":"` + fakeKey + `"}`},
+			{Name: "now", Arguments: "{}"},
+			{Name: "cut", Arguments: `{"q":"abc`},
+			{Name: "bare"},
+		},
+	}
+	r.Outcome.FinishReason = "STOP"
+	a := attrMap(contentAttributes(&r, "generate_content", DefaultMaxContentBytes, nil))
+	assert.JSONEq(t, `[{"role":"assistant","finish_reason":"tool_call","parts":[`+
+		`{"type":"reasoning","content":"The user wants the weather."},`+
+		`{"type":"text","content":"Let me look."},`+
+		`{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris","key":"[REDACTED]"}},`+
+		`{"type":"tool_call","name":"now","arguments":{}},`+
+		`{"type":"tool_call","name":"cut","arguments":"{\"q\":\"abc"},`+
+		`{"type":"tool_call","name":"bare"}]}]`, a["gen_ai.output.messages"].(string))
+
+	// Only tool calls: still a message.
+	calls := record.Record{Outcome: record.Success("message"), ToolCalls: r.ToolCalls[:1]}
+	calls.Outcome.FinishReason = "tool_use"
+	assert.Contains(t, attrMap(contentAttributes(&calls, "chat", DefaultMaxContentBytes, nil))["gen_ai.output.messages"], `"finish_reason":"tool_call"`)
+
+	// Bounded: a long reasoning is cut first; huge arguments next.
+	long := strings.Repeat("é", 400)
+	big := record.Record{Outcome: record.Success("m"), Reasoning: long,
+		ToolCalls: []record.ToolCall{{Name: "f", Arguments: `{"a":"` + long + `"}`}}}
+	for _, max := range []int{2000, 1200, 700, 200} {
+		a := attrMap(contentAttributes(&big, "chat", max, nil))
+		v, _ := a["gen_ai.output.messages"].(string)
+		require.NotEmpty(t, v, "max %d", max)
+		assert.LessOrEqual(t, len(v), max)
+		assert.True(t, json.Valid([]byte(v)), v)
+		assert.True(t, strings.ToValidUTF8(v, "?") == v, "cut inside a rune at max %d", max)
+		if max < 2000 {
+			assert.Equal(t, []string{"gen_ai.output.messages"}, a["llmhistory.content_truncated"])
+		}
+		if max == 1200 {
+			assert.Contains(t, v, `"arguments":{"a":`, "the reasoning is cut before the arguments")
+		}
+	}
+	assert.Empty(t, attrMap(contentAttributes(&big, "chat", 40, nil))["gen_ai.output.messages"], "not even empty texts fit: left out")
 }

@@ -7,7 +7,8 @@
 // A [Sink] is a [record.Sink] like the others: give it to a recorder, or
 // append the records of a JSONL file to it. [Middleware], before the
 // recorder in the chain, gives the sink what a record does not carry: the
-// server the call went to and the parent span of a traceparent header.
+// parent span of a traceparent header (and the server the call went to,
+// which the record also carries).
 //
 //	exp, _ := otlptracehttp.New(ctx)                       // OTEL_EXPORTER_OTLP_* say where
 //	sink, _ := otelsink.New(otelsink.Options{SpanExporter: exp, MetricReader: reader})
@@ -57,8 +58,15 @@
 //     error (OpenAI's tool_calls, Anthropic's end_turn, max_tokens and
 //     tool_use, Gemini's STOP, MAX_TOKENS and SAFETY, a Responses API
 //     status); a value with no counterpart (Anthropic's pause_turn) is
-//     kept. llmhistory.outcome.finish_reason has the provider's own when
-//     it differs.
+//     kept. A response that called tools and says it stopped is
+//     tool_call: Gemini ends a function call with STOP, and a Responses
+//     API status says completed. The tool calls decide, so this needs
+//     them in the record (middleware.WithOutput).
+//     llmhistory.outcome.finish_reason has the provider's own when it
+//     differs.
+//   - openai.response.service_tier and openai.response.system_fingerprint
+//     from service_tier and system_fingerprint (llmhistory.service_tier
+//     and llmhistory.system_fingerprint for another provider's).
 //   - gen_ai.usage.input_tokens, output_tokens, cache_read.input_tokens,
 //     cache_creation.input_tokens and reasoning.output_tokens from usage,
 //     whose meaning is already the conventions' (input includes the
@@ -68,10 +76,11 @@
 //     gen_ai.response.time_to_first_chunk for streams;
 //     http.request.resend_count (attempts - 1) for a retried call, which
 //     is one span, as it is one record.
-//   - server.address and server.port from the request's URL, through
-//     [Middleware], or from [Options.ServerAddress], which wins (the
-//     server behind a proxy) and is the only source for records read
-//     from a file: a record does not carry its host.
+//   - server.address and server.port from the record's server_address
+//     and server_port, which the recorder takes from the request's URL,
+//     so that a span exported from a file has them too; [Middleware]
+//     reads the same URL live, and [Options.ServerAddress] wins over both
+//     (the server behind a proxy).
 //   - Under the prefix "llmhistory.", the fields that have no convention:
 //     call_id, parent_call_id, speaker, method_name, depth, attempts,
 //     hops, artifact_hit, outcome.status, outcome.retriable,
@@ -89,12 +98,9 @@
 // new field of the record fails it until it is mapped or listed as not
 // exported. Three are not: outcome_summary.ok (the span status says it),
 // usage.total_tokens (input plus output; the conventions have no total)
-// and version (the JSON format's). args, output and program_source are
-// content (below); timestamp and duration_ms are the span's times.
-//
-// A record does not carry the response's service tier or system
-// fingerprint, nor its tool calls and reasoning, so openai.response.*
-// attributes are not set and the output message holds the text only.
+// and version (the JSON format's). args, output, tool_calls, reasoning
+// and program_source are content (below); timestamp and duration_ms are
+// the span's times.
 //
 // # Traces and parents
 //
@@ -168,16 +174,22 @@
 // Python GenAI utilities define them) and true capture on the spans;
 // EVENT_ONLY, NO_CONTENT and false do not (the sink emits no events).
 // Then args become gen_ai.system_instructions (the system prompts the
-// providers keep apart) and gen_ai.input.messages, output becomes
-// gen_ai.output.messages, all as JSON of the conventions' schemas, and
+// providers keep apart) and gen_ai.input.messages; reasoning, output and
+// tool_calls become gen_ai.output.messages, one assistant message whose
+// parts are a reasoning part, a text part and a tool_call part per call
+// (id, name, and the arguments as the JSON the model wrote), with the
+// finish reason on the conventions' values; all as JSON of the
+// conventions' schemas, and
 // program_source becomes llmhistory.program_source; every one is
 // redacted again (key-shaped strings become [REDACTED]) and bounded by
 // [Options.MaxContentBytes]. An embeddings call has none of the three
 // message attributes.
 //
-// The output is in a record only when the recorder was made with
-// middleware.WithOutput: without it, capture exports what was asked but
-// no gen_ai.output.messages.
+// The output, tool calls and reasoning are in a record only when the
+// recorder was made with middleware.WithOutput: without it, capture
+// exports what was asked but no gen_ai.output.messages. Bounded by
+// [Options.MaxContentBytes], the output message has its texts cut first,
+// then its tool calls' arguments (as strings).
 //
 // # Metrics
 //

@@ -112,9 +112,10 @@ func Example_exportFile() {
 }
 
 // Middleware, before the recorder, gives the spans what a record does not
-// carry: the server's address and port, from the request's URL, and the
-// parent span of a traceparent header that came with a request whose
-// context has no span, as in a gateway that passes its caller's on.
+// carry: the parent span of a traceparent header that came with a request
+// whose context has no span, as in a gateway that passes its caller's on.
+// The server's address and port come from the request's URL (the record
+// has them too).
 func ExampleMiddleware() {
 	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -228,7 +229,16 @@ var mapped = map[string]struct {
 	"error_type":                    {[]attribute.Key{semconv.ErrorTypeKey}, ""},
 	"error_message":                 {nil, "the span status description, redacted"},
 	"program_source":                {[]attribute.Key{AttrProgramSource}, "content, when captured"},
-	"output":                        {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured"},
+	"output":                        {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured: a text part"},
+	"tool_calls":                    {[]attribute.Key{semconv.GenAIOutputMessagesKey, semconv.GenAIResponseFinishReasonsKey}, "content, when captured: tool_call parts; and a stop that called tools is tool_call"},
+	"tool_calls.id":                 {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's id"},
+	"tool_calls.name":               {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's name"},
+	"tool_calls.arguments":          {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "a tool_call part's arguments, as JSON when they are"},
+	"reasoning":                     {[]attribute.Key{semconv.GenAIOutputMessagesKey}, "content, when captured: a reasoning part"},
+	"server_address":                {[]attribute.Key{semconv.ServerAddressKey}, "unless Options.ServerAddress or Middleware give one; the metrics too"},
+	"server_port":                   {[]attribute.Key{semconv.ServerPortKey}, "with server_address"},
+	"service_tier":                  {[]attribute.Key{semconv.OpenAIResponseServiceTierKey}, "llmhistory.service_tier for a provider other than OpenAI"},
+	"system_fingerprint":            {[]attribute.Key{semconv.OpenAIResponseSystemFingerprintKey}, "llmhistory.system_fingerprint for a provider other than OpenAI"},
 	"artifact_hit":                  {[]attribute.Key{AttrArtifactHit}, ""},
 	"attempts":                      {[]attribute.Key{semconv.HTTPRequestResendCountKey, AttrAttempts}, ""},
 	"hops":                          {[]attribute.Key{AttrHops}, ""},
@@ -292,7 +302,7 @@ func TestEveryFieldIsMapped(t *testing.T) {
 
 	// The mapping is real: a record with every field set, content on,
 	// carries every attribute the list promises.
-	b, err := os.ReadFile("../record/testdata/record_full.golden.json")
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "records", "record_full.golden.json"))
 	require.NoError(t, err)
 	var full record.Record
 	require.NoError(t, json.Unmarshal(b, &full))
@@ -318,6 +328,7 @@ var conventionKeys = []attribute.Key{
 	semconv.GenAIRequestPresencePenaltyKey, semconv.GenAIRequestSeedKey, semconv.GenAIRequestStopSequencesKey,
 	semconv.GenAIRequestChoiceCountKey, semconv.GenAIRequestEncodingFormatsKey, semconv.GenAIRequestStreamKey,
 	semconv.GenAIOutputTypeKey, semconv.OpenAIRequestServiceTierKey, semconv.ServerAddressKey, semconv.ServerPortKey,
+	semconv.OpenAIResponseServiceTierKey, semconv.OpenAIResponseSystemFingerprintKey,
 	semconv.GenAIEmbeddingsDimensionCountKey,
 	semconv.GenAIConversationIDKey, semconv.GenAIResponseModelKey, semconv.GenAIResponseIDKey,
 	semconv.GenAIResponseFinishReasonsKey, semconv.GenAIResponseTimeToFirstChunkKey,
@@ -396,6 +407,10 @@ func TestKwargs(t *testing.T) {
 			[]attribute.KeyValue{semconv.GenAIRequestTopK(3), semconv.GenAIRequestChoiceCount(2)}},
 		{"anthropic", `{"model":"m","max_tokens":1024,"top_k":5,"stop_sequences":["\n\nHuman:"]}`,
 			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(1024), semconv.GenAIRequestTopK(5), semconv.GenAIRequestStopSequences("\n\nHuman:")}},
+		{"bedrock converse", `{"model":"m","inferenceConfig":{"maxTokens":512,"temperature":0.2,"topP":0.9,"stopSequences":["END"]}}`,
+			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(512), semconv.GenAIRequestTemperature(0.2), semconv.GenAIRequestTopP(0.9), semconv.GenAIRequestStopSequences("END")}},
+		{"ollama", `{"model":"m","options":{"num_predict":50,"temperature":0,"top_k":40,"seed":7,"stop":["END"]}}`,
+			[]attribute.KeyValue{semconv.GenAIRequestMaxTokens(50), semconv.GenAIRequestTemperature(0), semconv.GenAIRequestTopK(40), semconv.GenAIRequestSeed(7), semconv.GenAIRequestStopSequences("END")}},
 		{"embeddings", `{"model":"m","encoding_format":"base64"}`, []attribute.KeyValue{semconv.GenAIRequestEncodingFormats("base64")}},
 		{"first spelling wins", `{"max_tokens":1,"max_completion_tokens":2}`, []attribute.KeyValue{semconv.GenAIRequestMaxTokens(1)}},
 		{"wrong types are left out", `{"temperature":"hot","seed":null,"stop":[1,2]}`, nil},
@@ -425,10 +440,16 @@ func TestOperationAndProvider(t *testing.T) {
 		// required provider name is the fallback.
 		{"http.POST /v1/rerank", "http.POST", "_OTHER"},
 		{"http.GET /v1/models/gpt-4o?x=1", "http.GET", "_OTHER"},
+		{"bedrock.converse", "chat", "aws.bedrock"},
+		{"bedrock.converse_stream", "chat", "aws.bedrock"},
+		{"bedrock.invoke_model", "generate_content", "aws.bedrock"},
+		{"bedrock.invoke_model_with_response_stream", "generate_content", "aws.bedrock"},
+		{"ollama.chat", "chat", "ollama"},
+		{"ollama.generate", "text_completion", "ollama"},
+		{"ollama.embed", "embeddings", "ollama"},
 		// Providers of your own: their method names, their names, or the
 		// conventions' when it is a well-known one.
-		{"ollama.chat", "ollama.chat", "ollama"},
-		{"bedrock.converse", "bedrock.converse", "aws.bedrock"},
+		{"ollama.pull", "ollama.pull", "ollama"},
 		{"mistral.chat.complete", "mistral.chat.complete", "mistral_ai"},
 		{"", "_OTHER", "_OTHER"},
 	} {
@@ -558,4 +579,25 @@ func TestMetrics(t *testing.T) {
 	require.Len(t, ttfc.DataPoints, 1)
 	assert.Equal(t, uint64(2), ttfc.DataPoints[0].Count)
 	assert.InDelta(t, 2*0.1405, ttfc.DataPoints[0].Sum, 1e-9)
+}
+
+// A service tier or fingerprint in a record of another provider than
+// OpenAI is not put under openai.*: it goes under llmhistory.
+func TestServiceTierOfAnotherProvider(t *testing.T) {
+	s, exp, _ := testSink(t, Options{})
+	r := chatRecord()
+	r.MethodName, r.Kwargs = "anthropic.messages.create", json.RawMessage(`{"model":"claude-sonnet-4-5"}`)
+	r.ServiceTier, r.SystemFingerprint = "standard", "fp_x"
+	a := attrMap(spansOf(t, s, exp, r)[0].Attributes)
+	assert.Equal(t, "standard", a[string(AttrServiceTier)])
+	assert.Equal(t, "fp_x", a[string(AttrSystemFingerprint)])
+	assert.NotContains(t, a, string(semconv.OpenAIResponseServiceTierKey))
+	assert.NotContains(t, a, string(semconv.OpenAIResponseSystemFingerprintKey))
+
+	s, exp, _ = testSink(t, Options{})
+	r = chatRecord()
+	r.ServiceTier = "priority"
+	a = attrMap(spansOf(t, s, exp, r)[0].Attributes)
+	assert.Equal(t, "priority", a[string(semconv.OpenAIResponseServiceTierKey)])
+	assert.NotContains(t, a, string(AttrServiceTier))
 }

@@ -14,11 +14,13 @@ import (
 	"github.com/llmhistory/llmhistory/middleware"
 )
 
-// Middleware gives the sink what a record does not carry: the server the
-// call was sent to (server.address and server.port, from the request's
-// URL) and, when the request carries a W3C traceparent header but its
-// context no span, the span that header names, as the parent of the
-// call's span. Put it before (outside) the recorder in the chain, so that
+// Middleware gives the sink what a record does not carry: when the
+// request carries a W3C traceparent header but its context no span, the
+// span that header names, as the parent of the call's span. It also reads
+// the server the call was sent to (server.address and server.port, from
+// the request's URL), which the recorder now puts in the record as well
+// (server_address, server_port): the two agree, and the sink takes
+// Middleware's first. Put it before (outside) the recorder in the chain, so that
 // the recorder hands it on with the call's other context values:
 //
 //	client := &http.Client{Transport: middleware.Chain(base,

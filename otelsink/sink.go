@@ -72,12 +72,13 @@ type Options struct {
 
 	// ServerAddress, when set and not "", gives the server.address and
 	// server.port of a record: a URL, "host:port", or a bare host (port
-	// 443). It wins over the request's URL, which [Middleware] reads, so
-	// that a call sent through a proxy can name the server behind it, as
-	// the conventions ask; it is also the only way for records read from
-	// a file, which do not carry the host they were sent to. Nil (or ""):
-	// the request's URL, when Middleware saw it; otherwise neither
-	// attribute.
+	// 443). It wins over the request's URL, which [Middleware] reads, and
+	// over the record's server_address and server_port, which the
+	// recorder takes from that URL, so that a call sent through a proxy
+	// can name the server behind it, as the conventions ask. Nil (or ""):
+	// the request's URL, when Middleware saw it, else the record's
+	// server_address and server_port (a record written before they
+	// existed has neither attribute).
 	ServerAddress func(record.Record) string
 
 	// Sampler decides whether the span of a record that has no caller's
@@ -332,6 +333,14 @@ func (s *Sink) names(ctx context.Context, r *record.Record, q *request) names {
 	if n.server.host == "" {
 		if info := requestFrom(ctx); info != nil {
 			n.server = info.server
+		}
+	}
+	if n.server.host == "" && r.ServerAddress != "" {
+		// What the recorder read from the request's URL: a record from a
+		// file has it too.
+		n.server = server{host: r.ServerAddress}
+		if r.ServerPort > 0 && r.ServerPort < 1<<16 {
+			n.server.port = r.ServerPort
 		}
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,8 +27,9 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-// cannedServer answers every POST with the body of a file of a
-// provider's testdata (real captures), whatever the path; paths it does
+// cannedServer answers every POST with the body of a captured payload
+// of the repository's shared corpus, named under testdata/providers
+// ("openai/openai_chat_response.json"), whatever the path; paths it does
 // not know get a generic JSON answer.
 func cannedServer(t *testing.T, bodies map[string]string) *httptest.Server {
 	t.Helper()
@@ -36,7 +38,7 @@ func cannedServer(t *testing.T, bodies map[string]string) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		for suffix, file := range bodies {
 			if strings.HasSuffix(r.URL.Path, suffix) {
-				b, err := os.ReadFile(file)
+				b, err := os.ReadFile(filepath.Join("..", "testdata", "providers", filepath.FromSlash(file)))
 				if err != nil {
 					t.Error(err)
 				}
@@ -113,7 +115,7 @@ const chatBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"H
 // span under a parent that never is would be an orphan in Jaeger and
 // Tempo. The metrics still count the calls. Under a sampled one, all is.
 func TestUnsampledCallerExportsNoSpan(t *testing.T) {
-	srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/openai_chat_response.json"})
+	srv := cannedServer(t, map[string]string{"/chat/completions": "openai/openai_chat_response.json"})
 	for _, sampled := range []bool{false, true} {
 		t.Run("sampled="+strconv.FormatBool(sampled), func(t *testing.T) {
 			a := newSDKApp(t, otelsink.Options{}, false)
@@ -244,7 +246,7 @@ func TestRecordOnlyIsNotExported(t *testing.T) {
 // the header's trace and parent span through otelsink.Middleware, and
 // its sampling flag: 01 is exported, 00 is not.
 func TestTraceparentParent(t *testing.T) {
-	srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/openai_chat_response.json"})
+	srv := cannedServer(t, map[string]string{"/chat/completions": "openai/openai_chat_response.json"})
 	a := newSDKApp(t, otelsink.Options{}, true)
 	const traceHex, parentHex = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	sampled, unsampled, nested := middleware.NewCallID(), middleware.NewCallID(), middleware.NewCallID()
@@ -317,7 +319,7 @@ func TestConversationTree(t *testing.T) {
 // Options.ServerAddress wins over it (the server behind a proxy) and
 // gives a port too: its own, its URL scheme's, or 443.
 func TestServerAddressAndPort(t *testing.T) {
-	srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/openai_chat_response.json"})
+	srv := cannedServer(t, map[string]string{"/chat/completions": "openai/openai_chat_response.json"})
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	port, err := strconv.Atoi(u.Port())
@@ -422,18 +424,20 @@ func TestFinishReasonsOnTheSchema(t *testing.T) {
 	for _, tc := range []struct {
 		file, path, body string
 		want, raw        string
-		output           bool // the response has text, which WithOutput keeps
+		output           bool // the response has text or tool calls, which WithOutput keeps
 	}{
-		{"openai/testdata/openai_chat_response.json", "/v1/chat/completions", chatBody, "stop", "", true},
-		{"openai/testdata/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_call", "tool_calls", false},
-		{"openai/testdata/openai_chat_response_function_call_legacy.json", "/v1/chat/completions", chatBody, "tool_call", "function_call", false},
-		{"anthropic/testdata/message_thinking.json", "/v1/messages", anthropicBody, "stop", "end_turn", true},
-		{"anthropic/testdata/message_max_tokens.json", "/v1/messages", anthropicBody, "length", "max_tokens", true},
-		{"anthropic/testdata/message_tool_use.json", "/v1/messages", anthropicBody, "tool_call", "tool_use", false},
-		{"gemini/testdata/gemini_generate_response.json", geminiPath, geminiBody, "stop", "STOP", true},
+		{"openai/openai_chat_response.json", "/v1/chat/completions", chatBody, "stop", "", true},
+		{"openai/openai_chat_response_tool_calls.json", "/v1/chat/completions", chatBody, "tool_call", "tool_calls", true},
+		{"openai/openai_chat_response_function_call_legacy.json", "/v1/chat/completions", chatBody, "tool_call", "function_call", true},
+		{"anthropic/message_thinking.json", "/v1/messages", anthropicBody, "stop", "end_turn", true},
+		{"anthropic/message_max_tokens.json", "/v1/messages", anthropicBody, "length", "max_tokens", true},
+		{"anthropic/message_tool_use.json", "/v1/messages", anthropicBody, "tool_call", "tool_use", true},
+		{"gemini/gemini_generate_response.json", geminiPath, geminiBody, "stop", "STOP", true},
+		// Gemini ends a function call with STOP: the call decides.
+		{"gemini/gemini_generate_response_thinking_functioncall.json", geminiPath, geminiBody, "tool_call", "STOP", true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			srv := cannedServer(t, map[string]string{tc.path: "../providers/" + tc.file})
+			srv := cannedServer(t, map[string]string{tc.path: tc.file})
 			a := newSDKApp(t, otelsink.Options{}, false, middleware.WithOutput())
 			id := middleware.NewCallID()
 			a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+tc.path, tc.body)
@@ -493,7 +497,7 @@ func TestEmbeddingsSpan(t *testing.T) {
 func TestScopeVersion(t *testing.T) {
 	require.NotEmpty(t, otelsink.ScopeVersion)
 	a := newSDKApp(t, otelsink.Options{}, false)
-	srv := cannedServer(t, map[string]string{"/chat/completions": "../providers/openai/testdata/openai_chat_response.json"})
+	srv := cannedServer(t, map[string]string{"/chat/completions": "openai/openai_chat_response.json"})
 	id := middleware.NewCallID()
 	a.post(t, middleware.WithCallID(context.Background(), id), srv.URL+"/v1/chat/completions", chatBody)
 	assert.Equal(t, otelsink.ScopeVersion, a.exported(t)[id].InstrumentationScope.Version)

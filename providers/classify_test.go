@@ -3,6 +3,7 @@ package providers_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,9 +14,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-func file(t *testing.T, name string) []byte {
+// payload returns a captured payload of the repository's shared corpus,
+// named under testdata/providers: "openai/openai_error_429.json".
+func payload(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "providers", filepath.FromSlash(name)))
 	require.NoError(t, err)
 	return b
 }
@@ -28,10 +31,10 @@ func TestClassifyError(t *testing.T) {
 		wantType string
 		wantMsg  string
 	}{
-		{"openai 429, real", 429, file(t, "openai_error_429.json"), record.ErrorRateLimit, "Rate limit reached"},
-		{"openrouter 429 with integer code, real", 429, file(t, "openrouter_error_429.json"), record.ErrorRateLimit, "Rate limit exceeded: limit_rpm"},
-		{"gemini RESOURCE_EXHAUSTED, real", 429, file(t, "gemini_error.json"), record.ErrorRateLimit, ""},
-		{"gemini API_KEY_INVALID, real", 400, file(t, "gemini_error_400_api_key.json"), record.ErrorAuth, "API key not valid"},
+		{"openai 429, real", 429, payload(t, "openai/openai_error_429.json"), record.ErrorRateLimit, "Rate limit reached"},
+		{"openrouter 429 with integer code, real", 429, payload(t, "openai/openrouter_error_429.json"), record.ErrorRateLimit, "Rate limit exceeded: limit_rpm"},
+		{"gemini RESOURCE_EXHAUSTED, real", 429, payload(t, "gemini/gemini_error.json"), record.ErrorRateLimit, ""},
+		{"gemini API_KEY_INVALID, real", 400, payload(t, "gemini/gemini_error_400_api_key.json"), record.ErrorAuth, "API key not valid"},
 		{"quota", 429, []byte(`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`), record.ErrorQuota, "You exceeded your current quota"},
 		{"context length", 400, []byte(`{"error":{"message":"This model's maximum context length is 128000 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`), record.ErrorContextLength, "This model's maximum"},
 		{"content filter", 400, []byte(`{"error":{"message":"filtered","code":"content_filter"}}`), record.ErrorContentFilter, "filtered"},

@@ -3,8 +3,10 @@
 // provider-neutral shapes it speaks in ([Request], [Call], [Response],
 // [Result]).
 //
-// Each wire format is one package: providers/openai, providers/gemini and
-// providers/anthropic; providers/generic records any other HTTP endpoint.
+// Each wire format is one package: providers/openai, providers/gemini,
+// providers/anthropic, providers/bedrock (Amazon Bedrock, its binary
+// eventstream framing included) and providers/ollama; providers/generic
+// records any other HTTP endpoint.
 // This package holds what they share, so that each fact is written once:
 // a scanner for server-sent events ([ScanSSE], [FrameStart]), the speaker
 // rule ([SpeakerForRole]), a generic reading of JSON error bodies

@@ -85,7 +85,10 @@ type Response struct {
 	ContentType string
 	// Header is the response's headers, without cookies. As with
 	// Request.Header, the recorder fills it only for providers given with
-	// middleware.WithProviders; a built-in provider gets nil.
+	// middleware.WithProviders, and for every provider when StatusCode is
+	// 400 or more (errors are rare, and some APIs name the error in a
+	// header: Bedrock's X-Amzn-ErrorType); a built-in provider reading a
+	// success gets nil.
 	Header http.Header
 	// Body is the captured body, decompressed. When Truncated, it is the
 	// head of the body and Tail holds its last bytes, so that what comes at
@@ -114,6 +117,18 @@ type Result struct {
 	Output       string        // generated text, assembled from a stream
 	Refusal      string        // a refusal the model gave instead of output
 	ToolCalls    []ToolCall    // tool or function calls the model made
+	// Reasoning is the model's reasoning (thinking) text, as the response
+	// gives it: OpenAI Responses reasoning summaries, the
+	// reasoning_content (or reasoning) of OpenAI-compatible chat servers,
+	// Anthropic's thinking blocks, Gemini's thought parts. Like Output it
+	// is assembled in a buffer of the provider's own, never a view into
+	// the body.
+	Reasoning string `json:",omitempty"`
+	// ServiceTier and SystemFingerprint are what an OpenAI response says
+	// of itself: the tier that served it, and the backend configuration
+	// that answered.
+	ServiceTier       string `json:",omitempty"`
+	SystemFingerprint string `json:",omitempty"`
 	// Finished reports that the response reached its natural end (a finish
 	// reason, a [DONE] sentinel), so that a body closed before EOF is
 	// still known to be complete.

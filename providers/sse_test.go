@@ -2,7 +2,6 @@ package providers_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -62,21 +61,18 @@ func TestScanSSEStops(t *testing.T) {
 }
 
 func TestScanSSERealStreams(t *testing.T) {
-	b, err := os.ReadFile("testdata/gemini_stream_error_midstream.sse")
-	require.NoError(t, err)
+	b := payload(t, "gemini/gemini_stream_error_midstream.sse")
 	got := scan(string(b))
 	require.Len(t, got, 3)
 	assert.Contains(t, got[0].Data, `"First "`)
 	assert.Contains(t, got[2].Raw, `"status": "CANCELLED"`, "the bare error object comes through as Raw")
 
-	b, err = os.ReadFile("testdata/gemini_stream.sse")
-	require.NoError(t, err)
+	b = payload(t, "gemini/gemini_stream.sse")
 	for _, e := range scan(string(b)) {
 		assert.True(t, strings.HasPrefix(e.Data, "{"), "CRLF frames split cleanly: %q", e.Data)
 	}
 
-	b, err = os.ReadFile("testdata/openai_chat_stream.sse")
-	require.NoError(t, err)
+	b = payload(t, "openai/openai_chat_stream.sse")
 	got = scan(string(b))
 	assert.Equal(t, "[DONE]", got[len(got)-1].Data)
 }

@@ -15,7 +15,7 @@ import (
 // generated token, reasoning included; total is their sum.
 //
 // The providers count differently, and this is the one place that knows
-// how (the README's usage table says the same):
+// how (the usage table of docs/providers.md says the same):
 //
 //   - OpenAI chat: prompt_tokens (cached included), completion_tokens
 //     (reasoning included), prompt_tokens_details.cached_tokens,
@@ -29,6 +29,17 @@ import (
 //   - Gemini: promptTokenCount (cached content included) plus
 //     toolUsePromptTokenCount; candidatesTokenCount leaves out
 //     thoughtsTokenCount, which is added to it.
+//   - Amazon Bedrock: Converse's inputTokens leaves out
+//     cacheReadInputTokens and cacheWriteInputTokens (also spelled
+//     ...InputTokenCount), which are added to it, as Anthropic's are;
+//     cacheDetails' inputTokens with a ttl of "1h" are the part written
+//     for an hour; outputTokens counts every generated token. The other
+//     families' InvokeModel bodies count the same way: inputTokenCount and
+//     outputTokenCount (a stream's amazon-bedrock-invocationMetrics),
+//     inputTextTokenCount and totalOutputTextTokenCount (Titan),
+//     prompt_token_count and generation_token_count (Llama).
+//   - Ollama: prompt_eval_count and eval_count, the prompt tokens it
+//     evaluated and the tokens it generated.
 //
 // Read may be called again with later objects of the same response: a
 // field a later object carries replaces the earlier value, never adds to
@@ -71,6 +82,11 @@ const (
 	uGThoughts               // Gemini thoughtsTokenCount
 	uGCached                 // Gemini cachedContentTokenCount
 	uGToolUse                // Gemini toolUsePromptTokenCount
+	uBInput                  // Bedrock inputTokens (and its other families' spellings), Ollama prompt_eval_count
+	uBOutput                 // Bedrock outputTokens (and its other families' spellings), Ollama eval_count
+	uBCacheRead              // Bedrock cacheReadInputTokens
+	uBCacheWrite             // Bedrock cacheWriteInputTokens
+	uBCacheWrite1h           // Bedrock cacheDetails[ttl=1h].inputTokens, summed
 	numUsageFields
 )
 
@@ -156,9 +172,48 @@ func (u *UsageReader) Read(v gjson.Result) {
 			u.set(uGCached, n)
 		case "toolUsePromptTokenCount":
 			u.set(uGToolUse, n)
+		case "inputTokens", "inputTokenCount", "inputTextTokenCount", "prompt_token_count", "prompt_eval_count":
+			u.set(uBInput, n)
+		case "outputTokens", "outputTokenCount", "totalOutputTextTokenCount", "generation_token_count", "eval_count":
+			u.set(uBOutput, n)
+		case "cacheReadInputTokens", "cacheReadInputTokenCount":
+			u.set(uBCacheRead, n)
+		case "cacheWriteInputTokens", "cacheWriteInputTokenCount":
+			u.set(uBCacheWrite, n)
+		case "cacheDetails":
+			u.cacheDetails(n)
 		}
 		return true
 	})
+}
+
+// cacheDetails reads Bedrock's cache writes by time to live,
+// [{"inputTokens": n, "ttl": "5m" | "1h"}]: the one-hour writes are summed.
+func (u *UsageReader) cacheDetails(v gjson.Result) {
+	if !v.IsArray() {
+		return
+	}
+	sum, ok := 0, true
+	v.ForEach(func(_, d gjson.Result) bool {
+		if d.Get("ttl").String() != "1h" {
+			return true
+		}
+		n, good := tokenCount(d.Get("inputTokens"))
+		if !good || sum+n > MaxTokenCount {
+			ok = false
+			return false
+		}
+		sum += n
+		return true
+	})
+	u.seen |= 1 << uBCacheWrite1h
+	if ok {
+		u.n[uBCacheWrite1h] = sum
+		u.bad &^= 1 << uBCacheWrite1h
+	} else {
+		u.n[uBCacheWrite1h] = 0
+		u.bad |= 1 << uBCacheWrite1h
+	}
 }
 
 // Usage returns the counts read so far in the one meaning, or nil when no
@@ -183,6 +238,13 @@ func (u *UsageReader) Usage() *record.Usage {
 		out.CacheWriteTokens = n[uCacheCreation]
 		out.CacheWrite1hTokens = n[uCacheCreation1h]
 		out.ReasoningTokens = n[uReasoningTokens]
+	case u.has(uBInput) || u.has(uBOutput) || u.has(uBCacheRead) || u.has(uBCacheWrite):
+		// Bedrock, Ollama: the cache's tokens are not in inputTokens.
+		out.InputTokens = n[uBInput] + n[uBCacheRead] + n[uBCacheWrite]
+		out.OutputTokens = n[uBOutput]
+		out.CachedTokens = n[uBCacheRead]
+		out.CacheWriteTokens = n[uBCacheWrite]
+		out.CacheWrite1hTokens = min(n[uBCacheWrite1h], n[uBCacheWrite])
 	default:
 		out.InputTokens, out.OutputTokens = n[uInputTokens], n[uOutputTokens]
 		if u.has(uPromptTokens) || u.has(uCompletionTokens) {

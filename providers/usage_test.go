@@ -1,8 +1,6 @@
 package providers_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,8 +15,7 @@ import (
 // top level's "usage" or "usageMetadata", or each SSE event's.
 func usageOf(t *testing.T, file string) *record.Usage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.FromSlash(file))
-	require.NoError(t, err)
+	b := payload(t, file)
 	var r providers.UsageReader
 	read := func(doc gjson.Result) {
 		for _, path := range []string{"usage", "usageMetadata", "message.usage", "response.usage"} {
@@ -45,24 +42,32 @@ func TestUsageOneMeaning(t *testing.T) {
 		want record.Usage
 		why  string
 	}{
-		{"openai/testdata/openai_chat_response.json", record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44},
+		{"openai/openai_chat_response.json", record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44},
 			"prompt_tokens and completion_tokens already hold the details"},
-		{"openai/testdata/openai_chat_stream_2025_obfuscation.sse", record.Usage{InputTokens: 14, OutputTokens: 13, TotalTokens: 27},
+		{"openai/openai_chat_stream_2025_obfuscation.sse", record.Usage{InputTokens: 14, OutputTokens: 13, TotalTokens: 27},
 			"null on every chunk but the last"},
-		{"openai/testdata/openai_responses_response.json", record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64},
+		{"openai/openai_responses_response.json", record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64},
 			"the Responses API's input_tokens and output_tokens"},
-		{"gemini/testdata/gemini_generate_response_thinking_functioncall.json", record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501},
+		{"gemini/gemini_generate_response_thinking_functioncall.json", record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501},
 			"candidatesTokenCount leaves out the 501 thoughts: output is 8 + 501"},
-		{"gemini/testdata/gemini_stream_thinking_functioncall.sse", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168},
+		{"gemini/gemini_stream_thinking_functioncall.sse", record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168},
 			"usageMetadata is cumulative: the last one counts, never the sum"},
-		{"anthropic/testdata/message.json", record.Usage{InputTokens: 13, OutputTokens: 35, TotalTokens: 48},
+		{"anthropic/message.json", record.Usage{InputTokens: 13, OutputTokens: 35, TotalTokens: 48},
 			"no cache: input_tokens as sent"},
-		{"anthropic/testdata/message_cache_read.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CachedTokens: 6001},
+		{"anthropic/message_cache_read.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CachedTokens: 6001},
 			"input_tokens (7) leaves out the 6001 read from the cache"},
-		{"anthropic/testdata/message_cache_write_1h.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CacheWriteTokens: 6001, CacheWrite1hTokens: 6001},
+		{"anthropic/message_cache_write_1h.json", record.Usage{InputTokens: 6008, OutputTokens: 16, TotalTokens: 6024, CacheWriteTokens: 6001, CacheWrite1hTokens: 6001},
 			"input_tokens (7) leaves out the 6001 written to the cache, all for an hour"},
-		{"anthropic/testdata/stream_thinking.sse", record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261},
+		{"anthropic/stream_thinking.sse", record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261},
 			"message_delta's usage is cumulative: 211 replaces message_start's 1, never adds"},
+		{"bedrock/converse.json", record.Usage{InputTokens: 25, OutputTokens: 17, TotalTokens: 42},
+			"Converse's inputTokens and outputTokens; the cache fields are 0"},
+		{"bedrock/converse_tool_use_cache_write.json", record.Usage{InputTokens: 1368, OutputTokens: 55, TotalTokens: 1423, CacheWriteTokens: 1365},
+			"inputTokens (3) leaves out the 1365 written to the cache, as Bedrock's totalTokens (1423) says"},
+		{"bedrock/converse_cache_read.json", record.Usage{InputTokens: 1448, OutputTokens: 27, TotalTokens: 1475, CachedTokens: 1365, CacheWriteTokens: 77},
+			"inputTokens (6) leaves out the 1365 read and the 77 written: totalTokens is 1475"},
+		{"bedrock/invoke_anthropic.json", record.Usage{InputTokens: 727, OutputTokens: 13, TotalTokens: 740},
+			"Claude's InvokeModel body is Anthropic's usage"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := usageOf(t, tc.file)
@@ -86,6 +91,21 @@ func TestUsageReaderEdges(t *testing.T) {
 	r.Read(gjson.Parse(`{"output_tokens":40}`)) // a message_delta carrying only the output
 	assert.Equal(t, &record.Usage{InputTokens: 15, OutputTokens: 40, TotalTokens: 55, CachedTokens: 5}, r.Usage(), "fields absent later keep their value")
 
+	var b providers.UsageReader
+	b.Read(gjson.Parse(`{"inputTokens":3,"outputTokens":5,"cacheWriteInputTokens":100,"cacheDetails":[{"inputTokens":40,"ttl":"5m"},{"inputTokens":60,"ttl":"1h"}]}`))
+	assert.Equal(t, &record.Usage{InputTokens: 103, OutputTokens: 5, TotalTokens: 108, CacheWriteTokens: 100, CacheWrite1hTokens: 60}, b.Usage(),
+		"Bedrock's cacheDetails: the writes with a ttl of 1h")
+
+	var l providers.UsageReader
+	l.Read(gjson.Parse(`{"generation":"Hi","prompt_token_count":12,"generation_token_count":1,"stop_reason":null}`))
+	l.Read(gjson.Parse(`{"generation":"!","prompt_token_count":null,"generation_token_count":2,"amazon-bedrock-invocationMetrics":{}}`))
+	l.Read(gjson.Parse(`{"inputTokenCount":12,"outputTokenCount":2,"invocationLatency":311,"firstByteLatency":98}`))
+	assert.Equal(t, &record.Usage{InputTokens: 12, OutputTokens: 2, TotalTokens: 14}, l.Usage(), "Llama on Bedrock, and a stream's invocation metrics")
+
+	var ol providers.UsageReader
+	ol.Read(gjson.Parse(`{"done":true,"done_reason":"stop","total_duration":5191566416,"prompt_eval_count":26,"prompt_eval_duration":383809000,"eval_count":298,"eval_duration":4799921000}`))
+	assert.Equal(t, &record.Usage{InputTokens: 26, OutputTokens: 298, TotalTokens: 324}, ol.Usage(), "Ollama: the durations are no counts")
+
 	var o providers.UsageReader
 	o.Read(gjson.Parse(`{"prompt_tokens":100,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":20}}`))
 	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 30, TotalTokens: 130, CachedTokens: 64, ReasoningTokens: 20}, o.Usage(),
@@ -103,6 +123,9 @@ func TestUsageOutOfRange(t *testing.T) {
 		`{"input_tokens":10,"output_tokens":1099511627777}`, // MaxTokenCount + 1
 		`{"promptTokenCount":9223372036854775807,"candidatesTokenCount":9223372036854775807}`,
 		`{"input_tokens":1,"cache_read_input_tokens":-1e10,"output_tokens":1}`,
+		`{"inputTokens":1,"outputTokens":1,"cacheReadInputTokens":-3}`,
+		`{"inputTokens":1,"outputTokens":1,"cacheWriteInputTokens":2,"cacheDetails":[{"inputTokens":1e300,"ttl":"1h"}]}`,
+		`{"prompt_eval_count":1.5,"eval_count":1}`,
 	}
 	for _, u := range bad {
 		var r providers.UsageReader
@@ -138,6 +161,8 @@ func FuzzUsageReader(f *testing.F) {
 	f.Add(`{"prompt_tokens":1e400,"completion_tokens":99999999999999999999999999,"prompt_tokens_details":{"cached_tokens":1.5e300}}`)
 	f.Add(`{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":3,"output_tokens":1}`)
 	f.Add(`{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":3,"toolUsePromptTokenCount":1}`)
+	f.Add(`{"inputTokens":3,"outputTokens":5,"cacheReadInputTokens":7,"cacheWriteInputTokenCount":100,"cacheDetails":[{"inputTokens":1099511627776,"ttl":"1h"},{"inputTokens":1,"ttl":"1h"}]}`)
+	f.Add(`{"prompt_eval_count":26,"eval_count":298,"inputTextTokenCount":1}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		var r providers.UsageReader
 		r.Read(gjson.Parse(s))

@@ -81,6 +81,18 @@ func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 			r.ProgramSource, err = d.str("program_source")
 		case "output":
 			r.Output, err = d.str("output")
+		case "tool_calls":
+			r.ToolCalls, err = d.toolCalls(r.ToolCalls)
+		case "reasoning":
+			r.Reasoning, err = d.str("reasoning")
+		case "server_address":
+			r.ServerAddress, err = d.str("server_address")
+		case "server_port":
+			r.ServerPort, err = d.int("server_port")
+		case "service_tier":
+			r.ServiceTier, err = d.str("service_tier")
+		case "system_fingerprint":
+			r.SystemFingerprint, err = d.str("system_fingerprint")
 		case "artifact_hit":
 			r.ArtifactHit, err = d.bool("artifact_hit")
 		case "attempts":
@@ -578,6 +590,74 @@ func (d *decoder) cost(c *Cost) error {
 		}
 		return err
 	})
+}
+
+// toolCalls decodes an array of tool call objects into prev's place as
+// encoding/json would: null gives nil and [] an empty list; otherwise the
+// elements are decoded over those already in prev's array (a key given
+// twice merges, as it does for an object), a null element leaving its
+// call as it was.
+func (d *decoder) toolCalls(prev []ToolCall) ([]ToolCall, error) {
+	if d.null() {
+		return nil, nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '[' {
+		return nil, d.typeError("tool_calls", "an array of objects")
+	}
+	d.i++
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		return []ToolCall{}, nil
+	}
+	held := prev[:cap(prev)]
+	out := prev[:0]
+	for i := 0; ; i++ {
+		d.ws()
+		var c ToolCall
+		if i < len(held) {
+			c = held[i]
+		}
+		if !d.null() {
+			if d.i >= len(d.b) || d.b[d.i] != '{' {
+				return nil, d.typeError("tool_calls", "an array of objects")
+			}
+			err := d.object(func(key []byte) error {
+				if d.null() {
+					return nil // leaves the member as it was, as encoding/json does
+				}
+				var err error
+				switch string(key) {
+				case "id":
+					c.ID, err = d.str("tool_calls.id")
+				case "name":
+					c.Name, err = d.str("tool_calls.name")
+				case "arguments":
+					c.Arguments, err = d.str("tool_calls.arguments")
+				default:
+					err = d.skipValue()
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+		d.ws()
+		if d.i >= len(d.b) {
+			return nil, d.failEnd()
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return out, nil
+		default:
+			return nil, d.fail("expected ',' or ']'")
+		}
+	}
 }
 
 func (d *decoder) usage(u *Usage) error {

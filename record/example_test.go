@@ -111,3 +111,18 @@ func ExampleRetriable() {
 	// auth false
 	// overloaded
 }
+
+// The small types print for people.
+func ExampleUsage_String() {
+	u := &record.Usage{InputTokens: 9, OutputTokens: 3, TotalTokens: 12, CachedTokens: 4}
+	fmt.Println(u)
+	fmt.Println(record.Failure(record.ErrorRateLimit))
+	fmt.Println(record.Cost{USD: 0.000123, Table: "litellm-2026-07-24"})
+	var none *record.Usage
+	fmt.Println(none)
+	// Output:
+	// 12 tokens (9 in, 4 cached; 3 out)
+	// error rate_limit (retriable)
+	// $0.000123 (litellm-2026-07-24)
+	// <nil>
+}

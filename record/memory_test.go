@@ -82,9 +82,12 @@ func TestMemoryTraceSummaries(t *testing.T) {
 		assert.Nil(t, s.Kwargs)
 		assert.Empty(t, s.ProgramSource)
 		assert.Empty(t, s.Output)
+		assert.Nil(t, s.ToolCalls)
+		assert.Empty(t, s.Reasoning)
 		// Everything else is as in the full copy.
 		f := full[i]
 		f.Args, f.Kwargs, f.ProgramSource, f.Output = nil, nil, "", ""
+		f.ToolCalls, f.Reasoning = nil, ""
 		assert.Equal(t, f, s)
 	}
 	sums[0].Usage.TotalTokens = -1 // a copy, not the held record

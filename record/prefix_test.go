@@ -437,11 +437,11 @@ func TestArgsPrefixGolden(t *testing.T) {
 	}
 	golden(t, "args_whole.golden.jsonl", whole.Bytes())
 
-	want, err := os.ReadFile(filepath.Join("testdata", "args_whole.golden.jsonl"))
+	want, err := os.ReadFile(filepath.Join(goldenRecords, "args_whole.golden.jsonl"))
 	require.NoError(t, err)
 	fromWhole, err := record.ReadJSONL(bytes.NewReader(want))
 	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join("testdata", "args_prefix.golden.jsonl"))
+	data, err := os.ReadFile(filepath.Join(goldenRecords, "args_prefix.golden.jsonl"))
 	require.NoError(t, err)
 	fromCompact, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)

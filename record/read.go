@@ -34,8 +34,10 @@ func (e *LineError) Unwrap() error { return e.Err }
 // marked Required, "version" among them) and a version this package knows.
 // Blank lines are skipped. Any other line yields a *[LineError] that says
 // why, and the next Read continues with the following line. A last line
-// that has no newline and is not valid JSON is what a crash in mid-write
-// leaves: it is skipped, and [Reader.Torn] reports it.
+// that has no newline, begins as a record does ('{') and is not valid
+// JSON is what a crash in mid-write leaves: it is skipped, and
+// [Reader.Torn] reports it. Any other last line (50 MB of text without a
+// newline, say) is a line that is not a record, like any other.
 //
 // Records written with [JSONLOptions.ArgsPrefix] hold only what their Args
 // add to an earlier record's: the Reader puts their Args back together, so
@@ -87,7 +89,7 @@ func (r *Reader) Read() (Record, error) {
 		r.seen = newPresence()
 		rec, err := decodeLine(raw, &r.seen)
 		if err != nil {
-			if last && !ValidJSON(raw) {
+			if last && raw[0] == '{' && !ValidJSON(raw) {
 				r.torn = true
 				r.err = io.EOF
 				return Record{}, io.EOF

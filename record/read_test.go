@@ -156,6 +156,12 @@ func TestReadJSONLNoRecords(t *testing.T) {
 	got, err = record.ReadJSONL(strings.NewReader(`{"call_id":"a","timest`))
 	assert.Empty(t, got)
 	assert.NoError(t, err)
+
+	// A long last line without a newline that never began as a record is
+	// no crash's leftover: it is what random bytes are, not a history.
+	got, err = record.ReadJSONL(strings.NewReader(strings.Repeat("a", 1<<20)))
+	assert.Empty(t, got)
+	assert.ErrorIs(t, err, record.ErrNoRecords)
 }
 
 // DecodeLine is what tail and other line-at-a-time readers use: the same

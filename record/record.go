@@ -86,12 +86,30 @@ type Record struct {
 	ErrorMessage       string  `json:"error_message,omitempty"`
 	ProgramSource      string  `json:"program_source,omitempty"` // code the model generated, when stored
 	Output             string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
-	ArtifactHit        bool    `json:"artifact_hit,omitempty"`
-	Attempts           int     `json:"attempts,omitempty"` // HTTP attempts folded into this record
-	Hops               int     `json:"hops,omitempty"`     // redirects followed within the call
-	Model              string  `json:"model,omitempty"`
-	Usage              *Usage  `json:"usage,omitempty"`
-	Cost               *Cost   `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
+	// ToolCalls are the tool or function calls the response made, and
+	// Reasoning the model's reasoning (thinking) text, kept, as Output
+	// is, only when the recorder was asked to store output: both are
+	// what the model said. Each is bounded as Output is; a cut is named
+	// in Truncated ("tool_calls", "reasoning").
+	ToolCalls   []ToolCall `json:"tool_calls,omitempty"`
+	Reasoning   string     `json:"reasoning,omitempty"`
+	ArtifactHit bool       `json:"artifact_hit,omitempty"`
+	Attempts    int        `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Hops        int        `json:"hops,omitempty"`     // redirects followed within the call
+	// ServerAddress and ServerPort are the server the call was sent to:
+	// the request URL's host, without its port, and its port (the
+	// scheme's, 443 or 80, when the URL names none). Never a path, a
+	// query or credentials.
+	ServerAddress string `json:"server_address,omitempty"`
+	ServerPort    int    `json:"server_port,omitempty"`
+	Model         string `json:"model,omitempty"`
+	// ServiceTier and SystemFingerprint are what the response said of
+	// itself (OpenAI's service_tier and system_fingerprint): the tier that
+	// served the call, and the backend configuration that answered it.
+	ServiceTier       string `json:"service_tier,omitempty"`
+	SystemFingerprint string `json:"system_fingerprint,omitempty"`
+	Usage             *Usage `json:"usage,omitempty"`
+	Cost              *Cost  `json:"cost,omitempty"` // nil: not priced (an unknown model, no usage)
 	// Truncated names the fields that were cut to fit a limit ("args",
 	// "kwargs", "error_message", ...), or left out because the response's
 	// values did not fit ("usage", when a token count was negative,
@@ -132,7 +150,7 @@ type Outcome struct {
 
 // Usage counts a call's tokens with one meaning whatever the provider, so
 // that sums and prices over records of several providers are right. Each
-// provider's counts are mapped onto it (the README has the table):
+// provider's counts are mapped onto it (docs/providers.md has the table):
 //
 //   - InputTokens is every token of the prompt, including those read from
 //     the prompt cache (CachedTokens) and those written to it
@@ -158,6 +176,13 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning
 	// (thinking), when the provider reports it apart.
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+}
+
+// ToolCall is one tool or function call a response made.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`        // the call's id, when the provider gives one
+	Name      string `json:"name,omitempty"`      // the tool's name
+	Arguments string `json:"arguments,omitempty"` // as the model wrote them, usually JSON
 }
 
 // Cost is what a call cost, priced from its [Usage] by a price table.
@@ -256,6 +281,9 @@ func (r Record) Clone() Record {
 	if r.Truncated != nil {
 		c.Truncated = append([]string(nil), r.Truncated...)
 	}
+	if r.ToolCalls != nil {
+		c.ToolCalls = append([]ToolCall(nil), r.ToolCalls...)
+	}
 	if r.Tags != nil {
 		c.Tags = append([]string(nil), r.Tags...)
 	}
@@ -290,6 +318,9 @@ func (r *Record) Normalize() {
 	}
 	if len(r.Tags) == 0 {
 		r.Tags = nil
+	}
+	if len(r.ToolCalls) == 0 {
+		r.ToolCalls = nil
 	}
 	if len(r.Metadata) == 0 {
 		r.Metadata = nil
@@ -393,6 +424,11 @@ func (r *Record) appendJSON(dst []byte, shared *argsLink) (_ []byte, argsLen int
 	dst = appendOptString(dst, `,"error_message":`, r.ErrorMessage)
 	dst = appendOptString(dst, `,"program_source":`, r.ProgramSource)
 	dst = appendOptString(dst, `,"output":`, r.Output)
+	if len(r.ToolCalls) > 0 {
+		dst = append(dst, `,"tool_calls":`...)
+		dst = appendToolCalls(dst, r.ToolCalls)
+	}
+	dst = appendOptString(dst, `,"reasoning":`, r.Reasoning)
 	if r.ArtifactHit {
 		dst = append(dst, `,"artifact_hit":true`...)
 	}
@@ -404,7 +440,14 @@ func (r *Record) appendJSON(dst []byte, shared *argsLink) (_ []byte, argsLen int
 		dst = append(dst, `,"hops":`...)
 		dst = strconv.AppendInt(dst, int64(r.Hops), 10)
 	}
+	dst = appendOptString(dst, `,"server_address":`, r.ServerAddress)
+	if r.ServerPort != 0 {
+		dst = append(dst, `,"server_port":`...)
+		dst = strconv.AppendInt(dst, int64(r.ServerPort), 10)
+	}
 	dst = appendOptString(dst, `,"model":`, r.Model)
+	dst = appendOptString(dst, `,"service_tier":`, r.ServiceTier)
+	dst = appendOptString(dst, `,"system_fingerprint":`, r.SystemFingerprint)
 	if r.Usage != nil {
 		dst = append(dst, `,"usage":`...)
 		dst = r.Usage.appendJSON(dst)
@@ -509,6 +552,28 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 	return append(dst, '}')
 }
 
+// appendToolCalls writes calls as a JSON array of objects, each member
+// left out when empty, as encoding/json's omitempty does.
+func appendToolCalls(dst []byte, calls []ToolCall) []byte {
+	dst = append(dst, '[')
+	for i, c := range calls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		n := len(dst)
+		dst = appendOptString(dst, `,"id":`, c.ID)
+		dst = appendOptString(dst, `,"name":`, c.Name)
+		dst = appendOptString(dst, `,"arguments":`, c.Arguments)
+		if len(dst) == n {
+			dst = append(dst, "{}"...)
+		} else {
+			dst[n] = '{' // the first member's comma opens the object
+			dst = append(dst, '}')
+		}
+	}
+	return append(dst, ']')
+}
+
 func appendStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
@@ -555,4 +620,59 @@ func normalizeRaw(raw json.RawMessage, open byte) json.RawMessage {
 		return raw
 	}
 	return appendRawContainer(nil, raw, open)
+}
+
+// String sums up a usage for people: "12 tokens (9 in, 3 out)", with the
+// cached, cache-written and reasoning parts when there are any.
+func (u Usage) String() string {
+	b := strconv.AppendInt(nil, int64(u.TotalTokens), 10)
+	b = append(b, " tokens ("...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, " in"...)
+	if u.CachedTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.CachedTokens), 10)
+		b = append(b, " cached"...)
+	}
+	if u.CacheWriteTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.CacheWriteTokens), 10)
+		b = append(b, " written to the cache"...)
+	}
+	b = append(b, "; "...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	b = append(b, " out"...)
+	if u.ReasoningTokens != 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
+		b = append(b, " reasoning"...)
+	}
+	return string(append(b, ')'))
+}
+
+// String is a cost for people: "$0.000123 (litellm-2026-07-24)".
+func (c Cost) String() string {
+	return "$" + strconv.FormatFloat(c.USD, 'f', -1, 64) + " (" + c.Table + ")"
+}
+
+// String sums up an outcome for people: "ok chat.completion",
+// "error rate_limit (retriable)", "canceled".
+func (o Outcome) String() string {
+	s := o.Status
+	if s == "" {
+		s = "unknown"
+	}
+	switch {
+	case o.OK && o.ValueClass != "":
+		s += " " + o.ValueClass
+	case !o.OK && o.ErrorType != "":
+		s += " " + o.ErrorType
+	}
+	if o.HTTPStatus != 0 {
+		s += " (HTTP " + strconv.Itoa(o.HTTPStatus) + ")"
+	}
+	if o.Retriable {
+		s += " (retriable)"
+	}
+	return s
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden records in testdata/records at the top")
 
 // fullRecord sets every field, so the golden file pins the whole format.
 func fullRecord() record.Record {
@@ -45,13 +45,22 @@ func fullRecord() record.Record {
 		ErrorMessage:       "",
 		ProgramSource:      "context[:conversation_history].last(3).map { |r| r[:outcome_summary] }",
 		Output:             "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```",
-		ArtifactHit:        true,
-		Attempts:           2,
-		Hops:               1,
-		Model:              "gpt-4o-mini-2024-07-18",
-		Usage:              &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, CacheWriteTokens: 32, CacheWrite1hTokens: 8, ReasoningTokens: 16},
-		Cost:               &record.Cost{USD: 0.000123, Table: "litellm-2026-11-20"},
-		Truncated:          []string{"args"},
+		ToolCalls: []record.ToolCall{
+			{ID: "call_4XzlGBLtUe9dy3GVNV4jhq7h", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			{Name: "now", Arguments: "{}"},
+		},
+		Reasoning:         "The user wants the last three turns: slice, then map.",
+		ArtifactHit:       true,
+		Attempts:          2,
+		Hops:              1,
+		ServerAddress:     "api.openai.com",
+		ServerPort:        443,
+		Model:             "gpt-4o-mini-2024-07-18",
+		ServiceTier:       "default",
+		SystemFingerprint: "fp_143bb8492c",
+		Usage:             &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64, CacheWriteTokens: 32, CacheWrite1hTokens: 8, ReasoningTokens: 16},
+		Cost:              &record.Cost{USD: 0.000123, Table: "litellm-2026-11-20"},
+		Truncated:         []string{"args"},
 
 		HistoryGuidance:         true,
 		HistoryRecordAppended:   true,
@@ -62,9 +71,15 @@ func fullRecord() record.Record {
 	}
 }
 
+// goldenRecords is where the golden v1 records are: the repository's
+// shared testdata, as otelsink and the schema's tests read them too.
+var goldenRecords = filepath.Join("..", "testdata", "records")
+
+// golden compares got with the golden record file name, or writes it
+// there with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := filepath.Join(goldenRecords, name)
 	if *update {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
@@ -82,7 +97,7 @@ func TestGoldenFullRecord(t *testing.T) {
 	golden(t, "record_full.golden.json", pretty.Bytes())
 
 	// The golden file decodes back to the same record.
-	want, err := os.ReadFile(filepath.Join("testdata", "record_full.golden.json"))
+	want, err := os.ReadFile(filepath.Join(goldenRecords, "record_full.golden.json"))
 	require.NoError(t, err)
 	var got record.Record
 	require.NoError(t, json.Unmarshal(want, &got))

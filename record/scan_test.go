@@ -20,6 +20,14 @@ var scanSeeds = []string{
 	`{"depth":1.0}`, `{"version":2}`, `{"call\u005fid":"esc"}`, `{"usage":null,"depth":null}`,
 	`{"truncated":[],"outcome_summary":{"status":"ok","http_status":429,"zz":[1]}}`,
 	`{"timestamp":"\ud800\u0041"}`, `{"speaker":"\udc00\ud800"}`,
+	// The fields of issue 26: tool calls (merged over a key given twice,
+	// as encoding/json merges, null elements and members), reasoning,
+	// server, service tier and fingerprint.
+	`{"call_id":"x","tool_calls":[{"id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"name":"now"}],"reasoning":"think","server_address":"api.openai.com","server_port":443,"service_tier":"default","system_fingerprint":"fp_1"}`,
+	`{"tool_calls":[{"id":"a"},{"id":"b"}],"tool_calls":[{"name":"x"}],"tool_calls":[{"name":"y"},{"arguments":"{}"}]}`,
+	`{"tool_calls":[null,{"id":null,"name":"n","zz":[1]}],"tool_calls":[{"id":"a"},null]}`,
+	`{"tool_calls":[]}`, `{"tool_calls":null}`, `{"tool_calls":{}}`, `{"tool_calls":[1]}`, `{"tool_calls":[{"id":1}]}`,
+	`{"server_port":65536}`, `{"server_port":"443"}`, `{"server_port":4.43e2}`, `{"reasoning":null,"service_tier":7}`,
 }
 
 func FuzzScanJSON(f *testing.F) {
@@ -118,7 +126,8 @@ func ambiguousKeys(v any) bool {
 }
 
 var knownKeys = func() (keys []string) {
-	for _, t := range []reflect.Type{reflect.TypeFor[Record](), reflect.TypeFor[Outcome](), reflect.TypeFor[Usage]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[Record](), reflect.TypeFor[Outcome](), reflect.TypeFor[Usage](),
+		reflect.TypeFor[ArgsPrefix](), reflect.TypeFor[Cost](), reflect.TypeFor[ToolCall]()} {
 		for i := range t.NumField() {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 			keys = append(keys, name, t.Field(i).Name)
@@ -161,4 +170,37 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("decoders disagree for %q:\n got %#v\nwant %#v", b, got, want)
 		}
 	})
+}
+
+// TestToolCallsDecodeAsEncodingJSON holds the decoding of tool_calls to
+// encoding/json's, merges of a key given twice and null elements
+// included. (FuzzDecodeRecord skips inputs whose keys encoding/json
+// would match case-insensitively, which "id" and "name" are for it.)
+func TestToolCallsDecodeAsEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`{"tool_calls":[{"id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"name":"now"}]}`,
+		`{"tool_calls":[{"id":"a"},{"id":"b"}],"tool_calls":[{"name":"x"}],"tool_calls":[{"name":"y"},{"arguments":"{}"}]}`,
+		`{"tool_calls":[null,{"id":null,"name":"n","zz":[1]}],"tool_calls":[{"id":"a"},null]}`,
+		`{"tool_calls":[{"id":"a"}],"tool_calls":[],"tool_calls":[{"name":"b"}]}`,
+		`{"tool_calls":[{"id":"a"}],"tool_calls":null}`,
+		`{"tool_calls":[]}`, `{"tool_calls":[{}]}`, `{"tool_calls":{}}`, `{"tool_calls":[1]}`, `{"tool_calls":[{"id":1}]}`,
+		`{"tool_calls":[{"id":"a"},]}`, `{"tool_calls":[{"id":"a"}`,
+	} {
+		var got Record
+		gotErr := got.UnmarshalJSON([]byte(in))
+		type plain Record
+		var p plain
+		wantErr := json.Unmarshal([]byte(in), &p)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%s: decoder error %v, encoding/json error %v", in, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			continue
+		}
+		want := Record(p)
+		want.Normalize()
+		if !reflect.DeepEqual(got.ToolCalls, want.ToolCalls) {
+			t.Errorf("%s:\n got %#v\nwant %#v", in, got.ToolCalls, want.ToolCalls)
+		}
+	}
 }

@@ -7,7 +7,7 @@ type Field struct {
 	GoName   string  // the field of the Go struct
 	Required bool    // always written, even when zero
 	Logged   bool    // written by the slog sink and Record.LogValue (transcripts are not)
-	Fields   []Field // the fields of a nested object (args_prefix, outcome_summary, usage, cost)
+	Fields   []Field // the fields of a nested object (args_prefix, outcome_summary, usage, cost), or of each object of an array (tool_calls)
 }
 
 // Fields lists the fields of the record, in the order [Record.AppendJSON]
@@ -66,10 +66,20 @@ var fields = []Field{
 	{Name: "error_message", GoName: "ErrorMessage", Logged: true},
 	{Name: "program_source", GoName: "ProgramSource"},
 	{Name: "output", GoName: "Output"},
+	{Name: "tool_calls", GoName: "ToolCalls", Fields: []Field{
+		{Name: "id", GoName: "ID"},
+		{Name: "name", GoName: "Name"},
+		{Name: "arguments", GoName: "Arguments"},
+	}},
+	{Name: "reasoning", GoName: "Reasoning"},
 	{Name: "artifact_hit", GoName: "ArtifactHit", Logged: true},
 	{Name: "attempts", GoName: "Attempts", Logged: true},
 	{Name: "hops", GoName: "Hops", Logged: true},
+	{Name: "server_address", GoName: "ServerAddress", Logged: true},
+	{Name: "server_port", GoName: "ServerPort", Logged: true},
 	{Name: "model", GoName: "Model", Logged: true},
+	{Name: "service_tier", GoName: "ServiceTier", Logged: true},
+	{Name: "system_fingerprint", GoName: "SystemFingerprint", Logged: true},
 	{Name: "usage", GoName: "Usage", Logged: true, Fields: []Field{
 		{Name: "input_tokens", GoName: "InputTokens", Required: true, Logged: true},
 		{Name: "output_tokens", GoName: "OutputTokens", Required: true, Logged: true},

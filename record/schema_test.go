@@ -95,8 +95,8 @@ func TestSchemaStructTags(t *testing.T) {
 			assert.Equal(t, !f.Required, strings.Contains(opts, "omitempty"), "%s.%s: omitempty when not required", typ, sf.Name)
 			if f.Fields != nil {
 				ft := sf.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
+				if ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+					ft = ft.Elem() // an optional object, or each object of an array
 				}
 				check(ft, f.Fields)
 			}
@@ -115,6 +115,10 @@ func TestSchemaEncoder(t *testing.T) {
 		got, _ := keys(t, vals[group])
 		assert.Equal(t, names(sub(record.Fields(), group), all), got, group)
 	}
+	var calls []json.RawMessage
+	require.NoError(t, json.Unmarshal(vals["tool_calls"], &calls))
+	got, _ = keys(t, calls[0]) // the first call has every member
+	assert.Equal(t, names(sub(record.Fields(), "tool_calls"), all), got, "tool_calls")
 
 	var empty record.Record
 	got, vals = keys(t, empty.AppendJSON(nil))
@@ -172,7 +176,7 @@ func TestSchemaSlog(t *testing.T) {
 		}
 		assert.ElementsMatch(t, names(sub(record.Fields(), group), logged), keys, group)
 	}
-	for _, transcript := range []string{"args", "kwargs", "program_source", "output"} {
+	for _, transcript := range []string{"args", "kwargs", "program_source", "output", "tool_calls", "reasoning"} {
 		assert.NotContains(t, got, transcript)
 	}
 }

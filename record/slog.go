@@ -7,15 +7,20 @@ import (
 	"slices"
 )
 
+// logAttrsCap is room for a record's attributes: as many as a record has
+// logged fields, so that logging one allocates no bigger list.
+const logAttrsCap = 32
+
 // LogMessage is the message of every log record the [Slog] sink writes, so
 // a pipeline can select history lines by it.
 const LogMessage = "llm call"
 
 // LogValue makes a Record log as a group of its identity, outcome, timing,
-// usage and history telemetry, with the same keys as its JSON. Args, Kwargs
-// and ProgramSource are left out: transcripts do not belong in logs.
+// usage and history telemetry, with the same keys as its JSON. Args,
+// Kwargs, ProgramSource, Output, ToolCalls and Reasoning are left out:
+// transcripts do not belong in logs.
 func (r Record) LogValue() slog.Value {
-	return slog.GroupValue(r.logAttrs(make([]slog.Attr, 0, 24))...)
+	return slog.GroupValue(r.logAttrs(make([]slog.Attr, 0, logAttrsCap))...)
 }
 
 func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
@@ -44,6 +49,18 @@ func (r Record) logAttrs(a []slog.Attr) []slog.Attr {
 	a = append(a, slog.String("speaker", r.Speaker), slog.String("method_name", r.MethodName))
 	if r.Model != "" {
 		a = append(a, slog.String("model", r.Model))
+	}
+	if r.ServerAddress != "" {
+		a = append(a, slog.String("server_address", r.ServerAddress))
+	}
+	if r.ServerPort != 0 {
+		a = append(a, slog.Int("server_port", r.ServerPort))
+	}
+	if r.ServiceTier != "" {
+		a = append(a, slog.String("service_tier", r.ServiceTier))
+	}
+	if r.SystemFingerprint != "" {
+		a = append(a, slog.String("system_fingerprint", r.SystemFingerprint))
 	}
 	a = append(a, slog.Attr{Key: "outcome_summary", Value: r.Outcome.LogValue()})
 	if r.DurationMS != 0 && isFinite(r.DurationMS) {
@@ -174,7 +191,7 @@ func (s *Slog) Append(ctx context.Context, r Record) error {
 	if !s.logger.Enabled(ctx, level) {
 		return nil
 	}
-	var buf [24]slog.Attr
+	var buf [logAttrsCap]slog.Attr
 	s.logger.LogAttrs(ctx, level, LogMessage, r.logAttrs(buf[:0])...)
 	return nil
 }

@@ -172,6 +172,12 @@ func (c *Cassette) roundTrip(req *http.Request, next http.RoundTripper) (*http.R
 	if c.mode == ModePassthrough {
 		return next.RoundTrip(req)
 	}
+	if pass, err := c.passes(req); err != nil {
+		closeRequest(req)
+		return nil, err
+	} else if pass {
+		return next.RoundTrip(req)
+	}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -202,6 +208,22 @@ func (c *Cassette) roundTrip(req *http.Request, next http.RoundTripper) (*http.R
 		}
 	}
 	return c.record(req, send, got, next)
+}
+
+// passes asks the functions given with WithPassthrough whether req goes
+// to the network untouched.
+func (c *Cassette) passes(req *http.Request) (pass bool, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a function of the caller's
+			pass, err = false, fmt.Errorf("replay: panic in a WithPassthrough function: %v", p)
+		}
+	}()
+	for _, f := range c.cfg.passthrough {
+		if f(req) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // takeBody returns the request's body and the request to send: req itself
@@ -244,11 +266,12 @@ func closeRequest(req *http.Request) {
 type answer struct {
 	e *entry
 	f *Fault
+	// shortWait says the recorded Retry-After headers are replayed
+	// shortened (WithRetryAfter).
+	shortWait bool
 }
 
-// find looks for the answer to got: the first recorded interaction that
-// matches and has not answered yet (or, WithRepeatLast, the last that
-// matches), and a fault that applies.
+// find looks for the answer to got (see pick) and a fault that applies.
 func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 	gn := c.cfg.normalize(got)
 	c.mu.Lock()
@@ -258,24 +281,7 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 			a, miss, err = nil, nil, fmt.Errorf("replay: panic in a matcher or fault target: %v", p)
 		}
 	}()
-	var first, last *entry
-	if c.cfg.matcher == nil {
-		first, last = c.index.lookup(&c.cfg, &gn)
-	} else {
-		for _, e := range c.entries {
-			if e.state != ready || !c.matches(got, &gn, e) {
-				continue
-			}
-			if first == nil && e.used == 0 {
-				first = e
-			}
-			last = e
-		}
-	}
-	chosen := first
-	if chosen == nil && c.cfg.repeatLast {
-		chosen = last
-	}
+	chosen := c.pick(got, &gn)
 	for _, f := range c.faults {
 		if f.fired {
 			continue
@@ -290,10 +296,11 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 			continue
 		}
 		f.fired = true
-		if !f.replaces() {
-			chosen.used++
+		if f.replaces() {
+			return &answer{e: chosen, f: &f.Fault}, nil, nil
 		}
-		return &answer{e: chosen, f: &f.Fault}, nil, nil
+		chosen.used++
+		return &answer{e: chosen, f: &f.Fault, shortWait: c.shortensWait(got, &gn, chosen)}, nil, nil
 	}
 	if chosen == nil {
 		if c.mode != ModeReplay {
@@ -302,7 +309,56 @@ func (c *Cassette) find(got *Request) (a *answer, miss *MissError, err error) {
 		return nil, c.miss(got, &gn), nil
 	}
 	chosen.used++
-	return &answer{e: chosen}, nil, nil
+	return &answer{e: chosen, shortWait: c.shortensWait(got, &gn, chosen)}, nil, nil
+}
+
+// shortensWait says the answer e, just given to got, is replayed with its
+// Retry-After headers shortened: WithRetryAfter is on, they ask for
+// longer, and the cassette holds another answer for the retry (see
+// WithRetryAfter). Called with c.mu held.
+func (c *Cassette) shortensWait(got *Request, gn *norm, e *entry) bool {
+	r := e.it.Response
+	if c.cfg.retryAfter < 0 || r == nil || !waitsLonger(r.Header, c.cfg.retryAfter) {
+		return false
+	}
+	next := c.pick(got, gn)
+	return next != nil && next != e
+}
+
+// pick returns the recorded interaction that answers got: the first that
+// matches and has not answered yet; else, WithReplayableInteractions, the
+// first of those that match and answered the fewest times, or,
+// WithRepeatLast, the last that matches. Called with c.mu held.
+func (c *Cassette) pick(got *Request, gn *norm) *entry {
+	var first, last, least *entry
+	if c.cfg.matcher == nil {
+		first, last = c.index.lookup(&c.cfg, gn)
+		if first == nil && c.cfg.replayable {
+			least = c.index.leastUsed(&c.cfg, gn)
+		}
+	} else {
+		for _, e := range c.entries {
+			if e.state != ready || !c.matches(got, gn, e) {
+				continue
+			}
+			if first == nil && e.used == 0 {
+				first = e
+			}
+			if least == nil || e.used < least.used {
+				least = e
+			}
+			last = e
+		}
+	}
+	switch {
+	case first != nil:
+		return first
+	case c.cfg.replayable:
+		return least
+	case c.cfg.repeatLast:
+		return last
+	}
+	return nil
 }
 
 func cloneRequest(r *Request) *Request {
@@ -448,7 +504,11 @@ func (c *Cassette) play(req *http.Request, a *answer) (*http.Response, error) {
 			end = io.ErrUnexpectedEOF
 		}
 	}
-	resp := c.response(req, r.Status, r.Header.Clone(), r.ContentLength, frames, gaps, end)
+	h := r.Header.Clone()
+	if a.shortWait {
+		shortenWait(h, c.cfg.retryAfter)
+	}
+	resp := c.response(req, r.Status, h, r.ContentLength, frames, gaps, end)
 	resp.TransferEncoding = slices.Clone(r.TransferEncoding)
 	resp.Uncompressed = r.Uncompressed
 	return resp, nil

@@ -23,7 +23,7 @@ const chatBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"H
 
 func TestRecordThenReplay(t *testing.T) {
 	path := cassettePath(t)
-	srv := newFake(t, reply{body: testdata(t, "openai_chat_response.json"), header: map[string]string{"X-Request-Id": "req_1"}})
+	srv := newFake(t, reply{body: testdata(t, "openai/openai_chat_response.json"), header: map[string]string{"X-Request-Id": "req_1"}})
 
 	rec := open(t, path, replay.WithMode(replay.ModeRecord))
 	live := post(t, rec.Client(), srv.URL()+"/v1/chat/completions?api-version=1&key=AIzaNOTAREALKEY", chatBody)

@@ -15,7 +15,7 @@ import (
 )
 
 func TestFaultCutsAStreamAndTheRetryGetsItWhole(t *testing.T) {
-	path, want := recordStream(t, "openai_chat_stream.sse")
+	path, want := recordStream(t, "openai/openai_chat_stream.sse")
 	c := open(t, path, replay.WithFault(replay.Fault{Interaction: 0, Cut: true, CutAfter: 3}))
 	resp := post(t, c.Client(), "http://x/v1/chat/completions", `{"model":"gpt-4o","stream":true}`)
 	got, err := reads(resp.Body)
@@ -42,8 +42,8 @@ func TestFaultCutsABodyBeforeItsFirstByte(t *testing.T) {
 }
 
 func TestFaultAnswersWithAStatus(t *testing.T) {
-	path, _ := recordStream(t, "openai_chat_stream.sse")
-	body := string(testdata(t, "openai_error_429.json"))
+	path, _ := recordStream(t, "openai/openai_chat_stream.sse")
+	body := string(testdata(t, "openai/openai_error_429.json"))
 	c := open(t, path, replay.WithFault(replay.Fault{Interaction: 0, Status: 429, Body: body, Header: http.Header{"Retry-After": {"1"}}}))
 	resp := post(t, c.Client(), "http://x/v1/chat/completions", `{"model":"gpt-4o","stream":true}`)
 	assert.Equal(t, 429, resp.StatusCode)
@@ -59,7 +59,7 @@ func TestFaultAnswersWithAStatus(t *testing.T) {
 }
 
 func TestFaultByRequestNeedsNoRecording(t *testing.T) {
-	path, _ := recordStream(t, "openai_chat_stream.sse")
+	path, _ := recordStream(t, "openai/openai_chat_stream.sse")
 	down := errors.New("connection reset by peer")
 	c := open(t, path, replay.WithFault(replay.Fault{
 		Request: func(r *replay.Request) bool { return r.URL.Path == "/v1/embeddings" },
@@ -74,7 +74,7 @@ func TestFaultByRequestNeedsNoRecording(t *testing.T) {
 }
 
 func TestFaultDelays(t *testing.T) {
-	path, want := recordStream(t, "openai_chat_stream.sse")
+	path, want := recordStream(t, "openai/openai_chat_stream.sse")
 	var s sleeps
 	c := open(t, path, replay.WithSleep(s.sleep), replay.WithFault(replay.Fault{Delay: 2 * time.Second, FrameDelay: 50 * time.Millisecond}))
 	resp := post(t, c.Client(), "http://x/v1/chat/completions", `{"model":"gpt-4o","stream":true}`)

@@ -21,8 +21,8 @@ func twoLines(t *testing.T) (plain, stream string) {
 	t.Helper()
 	path := cassettePath(t)
 	srv := newFake(t,
-		reply{body: testdata(t, "gemini_generate_response.json")},
-		reply{frames: events(testdata(t, "gemini_stream.sse"))})
+		reply{body: testdata(t, "gemini/gemini_generate_response.json")},
+		reply{frames: events(testdata(t, "gemini/gemini_stream.sse"))})
 	c := open(t, path, replay.WithMode(replay.ModeRecord))
 	readAll(t, post(t, c.Client(), srv.URL()+"/v1beta/models/gemini-2.0-flash:generateContent", `{"contents":[{"parts":[{"text":"Hi"}]}]}`))
 	readAll(t, post(t, c.Client(), srv.URL()+"/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"Hi"}]}]}`))
@@ -105,8 +105,8 @@ func TestReadToleratesWhatItCan(t *testing.T) {
 	assert.False(t, its[0].Response.Stream)
 	assert.True(t, its[1].Response.Stream)
 	assert.Equal(t, "/v1beta/models/gemini-2.0-flash:streamGenerateContent", its[1].Request.URL.Path)
-	assert.Equal(t, string(testdata(t, "gemini_stream.sse")), string(bytes.Join(frameData(its[1].Response.Frames), nil)))
-	assert.Equal(t, string(testdata(t, "gemini_generate_response.json")), string(its[0].Response.Body))
+	assert.Equal(t, string(testdata(t, "gemini/gemini_stream.sse")), string(bytes.Join(frameData(its[1].Response.Frames), nil)))
+	assert.Equal(t, string(testdata(t, "gemini/gemini_generate_response.json")), string(its[0].Response.Body))
 }
 
 func frameData(fs []replay.Frame) [][]byte {

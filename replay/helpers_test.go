@@ -88,10 +88,17 @@ func newFake(t *testing.T, replies ...reply) *fake {
 
 func (f *fake) URL() string { return f.srv.URL }
 
-// testdata returns a file of testdata/.
+// testdata returns a wire payload. A name with a slash is a capture of
+// the repository's shared corpus, under testdata/providers at the top
+// ("openai/openai_chat_response.json"); a bare name is one of replay's
+// own, in its testdata/ ("anthropic_message.json").
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	path := filepath.Join("testdata", name)
+	if strings.Contains(name, "/") {
+		path = filepath.Join("..", "testdata", "providers", filepath.FromSlash(name))
+	}
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
 }

@@ -118,6 +118,24 @@ func (x *matchIndex) lookup(cfg *config, gn *norm) (first, last *entry) {
 	return first, last
 }
 
+// leastUsed returns, of the ready entries the default match finds the
+// same as gn, the first of those that answered the fewest times.
+func (x *matchIndex) leastUsed(cfg *config, gn *norm) *entry {
+	weak, _ := cfg.keys(gn)
+	var least *entry
+	for _, cl := range x.byWeak[weak] {
+		if len(cl.members) == 0 || !cfg.same(gn, &cl.rep) {
+			continue
+		}
+		for _, e := range cl.members {
+			if least == nil || e.used < least.used || e.used == least.used && e.index < least.index {
+				least = e
+			}
+		}
+	}
+	return least
+}
+
 // sameClass says a and b are equal in all that matching looks at:
 // method, path, query, matched headers, whether the body is JSON, and the
 // body: as bytes when it is not JSON, else as JSON with ignored fields
@@ -129,7 +147,7 @@ func (x *matchIndex) lookup(cfg *config, gn *norm) (first, last *entry) {
 // shown otherwise in a Difference, so the differences listed in a miss
 // are those of the request itself, not its class's.
 func (cfg *config) sameClass(a, b *norm) bool {
-	if a.isJSON != b.isJSON {
+	if a.isJSON != b.isJSON || a.multipart != b.multipart {
 		return false
 	}
 	if !a.isJSON {
@@ -188,6 +206,9 @@ func (cfg *config) keys(n *norm) (weak, mid uint64) {
 		h = mix(h, maphash.Bytes(hashSeed, n.raw))
 		return h, h
 	}
+	if n.multipart {
+		h = mix(h, tagMultipart)
+	}
 	hs := hasher{ig: &cfg.ign}
 	jw, jm := hs.hash(n.json)
 	return mix(h, jw), mix(h, jm)
@@ -245,6 +266,7 @@ const (
 	tagTrue
 	tagFalse
 	tagNull
+	tagMultipart
 )
 
 // hash returns the weak hash of v (numbers by weakNumber) and the mid one

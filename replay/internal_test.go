@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,9 +56,14 @@ func TestSSESplitterIgnoresReadBoundaries(t *testing.T) {
 }
 
 func TestBodyKeepsItsBytesAndIsReadable(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.json")
+	// replay's own payloads and every JSON capture of the shared corpus
+	own, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	captured, err := filepath.Glob(filepath.Join("..", "testdata", "providers", "*", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, own)
+	require.NotEmpty(t, captured)
+	files := append(own, captured...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -138,5 +145,36 @@ func TestFrameForms(t *testing.T) {
 		got, err := fj.decode()
 		require.NoError(t, err)
 		assert.Equal(t, tt.frame, string(got))
+	}
+}
+
+func TestExcerptShowsWhereValuesDiffer(t *testing.T) {
+	long := strings.Repeat("Answer briefly. ", 10) // 160 bytes
+	key := "sk-" + "proj-" + strings.Repeat("abcdefghij", 4)
+	tests := []struct {
+		name, s, other string
+		want           string // the whole excerpt, when given
+		contains       string
+	}{
+		{name: "short values are shown whole", s: `What's the weather in Paris?`, other: `What's the weather in Rome?`, want: `"What's the weather in Paris?"`},
+		{name: "a difference near the head keeps the head", s: "Be brief. " + long, other: "Be kind. " + long, want: `"Be brief. Answer briefly. Answer briefly. Answer briefly. Answer briefly. Answe…`},
+		{name: "a difference in the middle", s: long + "Refunds take 14 days." + long, other: long + "Refunds take 30 days." + long, contains: "Refunds take 14 days.", want: `…"iefly. Refunds take 14 days.Answer briefly. Answer briefly. Answer briefly. Ans…`},
+		{name: "a value that ends where the other goes on", s: long + "The end.", other: long + "The end. And more.", want: `…"er briefly. The end."`},
+		{name: "escapes count in the lead", s: strings.Repeat("\n", 60) + "A tail", other: strings.Repeat("\n", 60) + "B tail", want: `…"\n\n\n\n\n\n\n\n\n\nA tail"`},
+		{name: "runes are never split", s: strings.Repeat("é", 60) + "A" + strings.Repeat("ü", 60), other: strings.Repeat("é", 60) + "B", contains: "éA"},
+		{name: "a secret cut by the excerpt is still redacted", s: long + key + " then A", other: long + key + " then B", contains: "[REDACTED] then A"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := excerpt(tt.s, tt.other, quoteJSON)
+			t.Log(got)
+			if tt.want != "" {
+				assert.Equal(t, tt.want, got)
+			}
+			assert.Contains(t, got, tt.contains)
+			assert.True(t, utf8.ValidString(got))
+			assert.LessOrEqual(t, len(got), maxValue+2*len("…"))
+			assert.NotContains(t, got, "abcdefghijabcdefghij", "no part of a key")
+		})
 	}
 }

@@ -27,8 +27,11 @@ type norm struct {
 	query  url.Values // without secret and ignored parameters
 	header http.Header
 	isJSON bool
-	json   any // the body decoded with UseNumber, when isJSON
-	raw    []byte
+	// multipart says json holds a multipart body's parts (see
+	// decodeMultipart), not a JSON body.
+	multipart bool
+	json      any // the body decoded with UseNumber, when isJSON
+	raw       []byte
 }
 
 // normalize reduces r under the cassette's matching options.
@@ -45,12 +48,17 @@ func (cfg *config) normalize(r *Request) norm {
 		n.header = make(http.Header, len(cfg.matchedHeaders))
 		for _, k := range cfg.matchedHeaders {
 			if v := r.Header.Values(k); len(v) > 0 {
+				if isContentType(k) {
+					v = withoutBoundary(v)
+				}
 				n.header[k] = v
 			}
 		}
 	}
 	if v, ok := decodeJSON(r.Body); ok {
 		n.isJSON, n.json = true, v
+	} else if v, ok := decodeMultipart(r.Header.Get("Content-Type"), r.Body); ok {
+		n.isJSON, n.multipart, n.json = true, true, v
 	}
 	return n
 }
@@ -75,11 +83,15 @@ type Difference struct {
 	// Field is what differs: "method", "path", "query.NAME",
 	// "header.NAME", "body" (the whole body, when either is not JSON), or
 	// "body." and a gjson-style path into a JSON body
-	// ("body.messages.1.content").
+	// ("body.messages.1.content") or into the parts of a multipart body
+	// ("body.parts.0.header.Content-Disposition", "body.parts.1.content").
 	Field string
 	// Recorded and Got are the two values, as compact JSON for JSON
-	// values, shortened to about 80 bytes and with secrets redacted;
-	// "(absent)" when there is none.
+	// values, with secrets redacted, shortened to about 80 bytes; "(absent)"
+	// when there is none. Two long strings (or bodies) that differ past
+	// their first bytes are both shown from just before the first
+	// difference, an ellipsis marking what was cut:
+	// "…tone: formal and brief.…" against "…tone: casual and brief.…".
 	Recorded, Got string
 }
 
@@ -128,7 +140,7 @@ func (cfg *config) count(got, rec *norm, limit int, mid bool) int {
 		return n
 	}
 	switch {
-	case got.isJSON && rec.isJSON:
+	case got.isJSON && rec.isJSON && got.multipart == rec.multipart:
 		w := cmpWalker{ig: &cfg.ign, left: limit - n, mid: mid}
 		w.walk(rec.json, got.json)
 		n = limit - w.left
@@ -182,7 +194,7 @@ func (cfg *config) diff(got, rec *norm, emit func(Difference) bool) {
 		return
 	}
 	switch {
-	case got.isJSON && rec.isJSON:
+	case got.isJSON && rec.isJSON && got.multipart == rec.multipart:
 		w := jsonWalker{ig: &cfg.ign, emit: emit}
 		w.walk(rec.json, got.json)
 	case !bytes.Equal(got.raw, rec.raw):
@@ -223,25 +235,65 @@ func listValue(v []string) string {
 	return shorten(string(b))
 }
 
-// rawValue shows a non-JSON body from where it starts to differ from
-// other.
+// rawValue shows a non-JSON body, from just before where it differs from
+// other when that is past the first bytes.
 func rawValue(b, other []byte) string {
 	if len(b) == 0 {
 		return "(absent)"
 	}
+	return excerpt(string(b), string(other), strconv.Quote)
+}
+
+// lead is how much of a value a difference shows before the first byte
+// that differs, when the value is cut at its start.
+const lead = 20
+
+// excerpt shows s, a value that differs from other, quoted by quote and
+// cut to about maxValue bytes. When the first difference is too far in
+// for the head to show it, the excerpt starts lead bytes (quoted) before
+// it, an ellipsis marking what was cut: a change in the middle of a long
+// system prompt shows the changed part of both values, not the same head
+// twice. Both are redacted first, so a cut never leaves part of a secret
+// that redaction would no longer recognize.
+func excerpt(s, other string, quote func(string) string) string {
+	s, other = middleware.Redact(s), middleware.Redact(other)
 	i := 0
-	for i < len(b) && i < len(other) && b[i] == other[i] {
+	for i < len(s) && i < len(other) && s[i] == other[i] {
 		i++
 	}
-	start := max(0, i-20)
-	for start > 0 && !utf8.RuneStart(b[start]) {
-		start--
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
 	}
-	s := strconv.Quote(string(b[start:]))
+	start := i
+	// Quoting never shortens, so a long raw head needs no quoting to know.
+	if head := maxValue - 2*lead; i > head || quotedLen(s[:i], quote) > head {
+		// Walk back rune by rune while the quoted lead fits.
+		for n := 0; start > 0; {
+			_, size := utf8.DecodeLastRuneInString(s[:start])
+			q := quotedLen(s[start-size:start], quote)
+			if n+q > lead {
+				break
+			}
+			n += q
+			start -= size
+		}
+	} else {
+		start = 0
+	}
+	end := min(len(s), start+maxValue) // quoting never shortens: enough to fill the cut
+	for end < len(s) && !utf8.RuneStart(s[end]) {
+		end++
+	}
+	v := cut(quote(s[start:end]))
 	if start > 0 {
-		s = "…" + s
+		return "…" + v
 	}
-	return shorten(s)
+	return v
+}
+
+// quotedLen is the length of s quoted, without the quotes.
+func quotedLen(s string, quote func(string) string) int {
+	return len(quote(s)) - 2
 }
 
 // seg is one step of a path into a JSON value: the key of an object's
@@ -445,7 +497,8 @@ func (w *jsonWalker) walk(rec, got any) {
 			return
 		}
 	}
-	if !w.emit(Difference{w.field(), jsonValue(rec), jsonValue(got)}) {
+	r, g := jsonPair(rec, got)
+	if !w.emit(Difference{w.field(), r, g}) {
 		w.stop = true
 	}
 }
@@ -511,17 +564,45 @@ func jsonValue(v any) string {
 	return shorten(string(b))
 }
 
+// jsonPair shows two JSON leaves that differ. Two strings are shown from
+// just before where they differ, as rawValue shows bodies.
+func jsonPair(rec, got any) (string, string) {
+	r, rok := rec.(string)
+	g, gok := got.(string)
+	if !rok || !gok {
+		return jsonValue(rec), jsonValue(got)
+	}
+	quote := quoteJSON
+	if !utf8.ValidString(r) || !utf8.ValidString(g) { // a multipart part's bytes
+		quote = strconv.Quote
+	}
+	return excerpt(r, g, quote), excerpt(g, r, quote)
+}
+
+// quoteJSON quotes s as a JSON string, as the cassette writes it.
+func quoteJSON(s string) string {
+	b, err := marshal(s)
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return string(b)
+}
+
 // shorten redacts secrets and cuts s to about maxValue bytes.
 func shorten(s string) string {
-	s = middleware.Redact(s)
+	return cut(middleware.Redact(s))
+}
+
+// cut cuts s to about maxValue bytes, an ellipsis marking the cut.
+func cut(s string) string {
 	if len(s) <= maxValue {
 		return s
 	}
-	cut := maxValue
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	n := maxValue
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:cut] + "…"
+	return s[:n] + "…"
 }
 
 // escapeKey escapes a JSON key for a gjson-style path.

@@ -73,11 +73,18 @@ type config struct {
 	keptHeaders    map[string]bool
 	matcher        func(got, recorded *Request, next MatchFunc) bool
 	repeatLast     bool
+	replayable     bool
+	passthrough    []func(*http.Request) bool
 	recordedSpeed  bool
-	sleep          func(context.Context, time.Duration) error
-	faults         []Fault
-	beforeSave     []func(*Interaction) error
-	maxBody        int64
+	// retryAfter caps the waits replayed answers ask for (WithRetryAfter);
+	// negative keeps them as recorded. retryAfterByDefault says it is
+	// ForTest's default, which WithRecordedSpeed turns off.
+	retryAfter          time.Duration
+	retryAfterByDefault bool
+	sleep               func(context.Context, time.Duration) error
+	faults              []Fault
+	beforeSave          []func(*Interaction) error
+	maxBody             int64
 }
 
 // defaultKept are the request headers a cassette keeps: they say what was
@@ -86,7 +93,7 @@ type config struct {
 var defaultKept = []string{"Content-Type", "Accept", "Openai-Beta", "Anthropic-Version", "Anthropic-Beta", "X-Stainless-Retry-Count"}
 
 func newConfig(opts []Option) config {
-	c := config{ignoredQuery: map[string]bool{}, keptHeaders: map[string]bool{}, sleep: sleep, maxBody: DefaultMaxBody}
+	c := config{ignoredQuery: map[string]bool{}, keptHeaders: map[string]bool{}, sleep: sleep, maxBody: DefaultMaxBody, retryAfter: -1}
 	for _, h := range defaultKept {
 		c.keptHeaders[h] = true
 	}
@@ -97,6 +104,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.transport == nil {
 		c.transport = http.DefaultTransport
+	}
+	if c.retryAfterByDefault && c.recordedSpeed {
+		c.retryAfter = -1
 	}
 	c.ign = newIgnorer(c.ignoredFields)
 	return c
@@ -179,13 +189,65 @@ func WithMatcher(m func(got, recorded *Request, next MatchFunc) bool) Option {
 // with the last of them again, instead of failing with a [*MissError].
 // For polling, and for tests that make a call a varying number of times;
 // by default an extra call is an error, because it is a change in what the
-// code does.
+// code does. [WithReplayableInteractions] gives them all again instead.
 func WithRepeatLast() Option { return func(c *config) { c.repeatLast = true } }
+
+// WithReplayableInteractions lets a recorded answer be used again: a
+// request whose recorded answers were all given gets them again, in
+// order (the one given the fewest times, the first of those), instead of
+// failing with a [*MissError]. For tests that make the same call any
+// number of times (subtests sharing a cassette, a health check, a call in
+// a loop whose length varies).
+//
+// It is go-vcr's option of the same name, with one difference: go-vcr
+// then always answers with the first matching interaction, so a recorded
+// 429 and the 200 that followed it give the 429 forever; here they are
+// given in turn, and each call retries into its 200 as it did live. It
+// takes precedence over [WithRepeatLast].
+func WithReplayableInteractions() Option { return func(c *config) { c.replayable = true } }
+
+// WithPassthrough sends the requests pass returns true for to the network
+// (the next transport of the chain, or [WithTransport]'s) in every mode,
+// untouched: they are neither matched nor recorded. For calls a test
+// makes for real next to the replayed ones: a local service of its own, a
+// tool's API, a token endpoint. It is go-vcr's option of the same name;
+// it may be given several times, and a request passes through when any
+// says so. pass gets the caller's request, credentials included, and must
+// not read its body (req.GetBody gives a copy, when set).
+func WithPassthrough(pass func(req *http.Request) bool) Option {
+	return func(c *config) {
+		if pass != nil {
+			c.passthrough = append(c.passthrough, pass)
+		}
+	}
+}
 
 // WithRecordedSpeed replays at the recorded pace: each response after its
 // recorded latency, each frame of a stream at its recorded offset. By
 // default everything is given at once.
 func WithRecordedSpeed() Option { return func(c *config) { c.recordedSpeed = true } }
+
+// WithRetryAfter shortens the waits replayed rate limits and overloads
+// ask for: a Retry-After or retry-after-ms header of a replayed answer
+// asking for longer than limit is replayed as limit (Retry-After in whole
+// seconds, rounded down). An SDK that honours them (openai-go, the
+// Anthropic SDK, [middleware.Retry]) then retries at once, and a test of
+// the retry path does not sleep as long as the provider made it sleep
+// when it was recorded. A negative limit keeps them as recorded, the
+// default of [New]; [ForTest] replays them as 0 unless given this option
+// or [WithRecordedSpeed].
+//
+// A wait is shortened only when the cassette holds an answer for the
+// retry: another recorded interaction that matches the same request and
+// would answer it next (one not used yet; with
+// [WithReplayableInteractions], any other). Otherwise the client did not retry
+// when it was recorded (the wait was longer than it would wait: openai-go
+// gives up past 2 minutes, middleware.Retry past its MaxRetryAfter), and
+// the recorded wait makes it give up again, rather than retry into a
+// [*MissError]. Headers of a [Fault] are given as they are.
+func WithRetryAfter(limit time.Duration) Option {
+	return func(c *config) { c.retryAfter, c.retryAfterByDefault = limit, false }
+}
 
 // WithSleep replaces how the cassette waits (recorded speed, Delay and
 // FrameDelay faults), for tests of those waits. sleep must return early,

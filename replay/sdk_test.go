@@ -107,6 +107,8 @@ func (r *run) records(t *testing.T) []record.Record {
 	for i := range rs {
 		assert.NoError(t, rs[i].Validate())
 		rs[i].CallID, rs[i].Timestamp, rs[i].DurationMS, rs[i].TimeToFirstChunkMS = "", "", 0, 0 // timings differ run to run
+		// The live run's server is a fake; the replay's, provider.invalid.
+		rs[i].ServerAddress, rs[i].ServerPort = "", 0
 		if rs[i].TraceInferred {
 			rs[i].TraceID = "" // a fresh conversation's id is new each run
 		}
@@ -199,12 +201,12 @@ func TestGoOpenAI(t *testing.T) {
 		return result{values: resp}
 	}
 	t.Run("plain", func(t *testing.T) {
-		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "openai_chat_response.json")}}, nil, chat)
+		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "openai/openai_chat_response.json")}}, nil, chat)
 		assert.Equal(t, "chat.completion", recs[0].Outcome.ValueClass)
 		assert.Equal(t, 44, recs[0].Usage.TotalTokens)
 	})
 	t.Run("stream", func(t *testing.T) {
-		stream := testdata(t, "openai_chat_stream.sse")
+		stream := testdata(t, "openai/openai_chat_stream.sse")
 		recs, tp := recordAndReplay(t, []reply{{frames: events(stream)}}, nil, func(t *testing.T, base string, hc *http.Client) result {
 			req := goOpenAIRequest
 			req.Stream = true
@@ -233,7 +235,7 @@ func TestGoOpenAI(t *testing.T) {
 		retry := func() []middleware.Middleware {
 			return []middleware.Middleware{middleware.Retry(middleware.RetryPolicy{BaseDelay: 1})}
 		}
-		recs, _ := recordAndReplay(t, rateLimited(t, "openai_error_429.json", reply{body: testdata(t, "openai_chat_response.json")}), retry, chat)
+		recs, _ := recordAndReplay(t, rateLimited(t, "openai/openai_error_429.json", reply{body: testdata(t, "openai/openai_chat_response.json")}), retry, chat)
 		assert.Equal(t, 2, recs[0].Attempts)
 		assert.True(t, recs[0].Outcome.OK)
 	})
@@ -258,11 +260,11 @@ func TestOpenAIGo(t *testing.T) {
 		return result{values: []string{resp.RawJSON(), resp.Choices[0].Message.Content}}
 	}
 	t.Run("plain", func(t *testing.T) {
-		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "openai_chat_response.json")}}, nil, chat)
+		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "openai/openai_chat_response.json")}}, nil, chat)
 		assert.Equal(t, "gpt-3.5-turbo-0125", recs[0].Model)
 	})
 	t.Run("stream", func(t *testing.T) {
-		stream := testdata(t, "openai_chat_stream.sse")
+		stream := testdata(t, "openai/openai_chat_stream.sse")
 		recs, tp := recordAndReplay(t, []reply{{frames: events(stream)}}, nil, func(t *testing.T, base string, hc *http.Client) result {
 			params := openAIGoParams
 			params.StreamOptions = openaisdk.ChatCompletionStreamOptionsParam{IncludeUsage: openaisdk.Bool(true)}
@@ -281,7 +283,7 @@ func TestOpenAIGo(t *testing.T) {
 		assert.Equal(t, 60, recs[0].Usage.TotalTokens)
 	})
 	t.Run("retry", func(t *testing.T) {
-		recs, tp := recordAndReplay(t, rateLimited(t, "openai_error_429.json", reply{body: testdata(t, "openai_chat_response.json")}), nil, chat)
+		recs, tp := recordAndReplay(t, rateLimited(t, "openai/openai_error_429.json", reply{body: testdata(t, "openai/openai_chat_response.json")}), nil, chat)
 		assert.Equal(t, 2, recs[0].Attempts, "the SDK's own retry, replayed, folds into one record")
 		assert.Len(t, tp.reads, 2)
 	})
@@ -312,11 +314,11 @@ func TestGenai(t *testing.T) {
 		}
 	}
 	t.Run("plain", func(t *testing.T) {
-		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "gemini_generate_response.json")}}, nil, generate(nil))
+		recs, _ := recordAndReplay(t, []reply{{body: testdata(t, "gemini/gemini_generate_response.json")}}, nil, generate(nil))
 		assert.Equal(t, 29, recs[0].Usage.TotalTokens)
 	})
 	t.Run("stream", func(t *testing.T) {
-		stream := testdata(t, "gemini_stream.sse")
+		stream := testdata(t, "gemini/gemini_stream.sse")
 		recs, tp := recordAndReplay(t, []reply{{frames: events(stream)}}, nil, func(t *testing.T, base string, hc *http.Client) result {
 			var out []*genai.GenerateContentResponse
 			for resp, err := range genaiClient(t, base, hc, nil).Models.GenerateContentStream(context.Background(), "gemini-2.0-flash", genai.Text("What is the capital of Wyoming?"), nil) {
@@ -332,7 +334,7 @@ func TestGenai(t *testing.T) {
 	t.Run("retry", func(t *testing.T) {
 		zero, small, attempts := 0.0, 0.001, int32(3)
 		retry := &genai.HTTPRetryOptions{Attempts: &attempts, InitialDelay: &small, MaxDelay: &small, Jitter: &zero}
-		recs, _ := recordAndReplay(t, rateLimited(t, "gemini_error.json", reply{body: testdata(t, "gemini_generate_response.json")}), nil, generate(retry))
+		recs, _ := recordAndReplay(t, rateLimited(t, "gemini/gemini_error.json", reply{body: testdata(t, "gemini/gemini_generate_response.json")}), nil, generate(retry))
 		assert.Equal(t, 2, recs[0].Attempts, "genai resends the same request; the recorder folds it as it does live")
 	})
 }
@@ -393,7 +395,7 @@ func TestAnthropic(t *testing.T) {
 // A miss reaches the caller through the SDK, as the SDK's error.
 func TestAMissReachesTheSDKCaller(t *testing.T) {
 	path := cassettePath(t)
-	srv := newFake(t, reply{body: testdata(t, "openai_chat_response.json")})
+	srv := newFake(t, reply{body: testdata(t, "openai/openai_chat_response.json")})
 	live := newRun(t, path, replay.ModeRecord)
 	_, err := goOpenAIClient(srv.URL(), live.client).CreateChatCompletion(context.Background(), goOpenAIRequest)
 	require.NoError(t, err)

@@ -62,7 +62,7 @@ func recordStream(t *testing.T, file string) (path string, frames []string) {
 }
 
 func TestStreamsReplayFrameByFrame(t *testing.T) {
-	for _, file := range []string{"openai_chat_stream.sse", "gemini_stream.sse", "anthropic_stream.sse"} {
+	for _, file := range []string{"openai/openai_chat_stream.sse", "gemini/gemini_stream.sse", "anthropic_stream.sse"} {
 		t.Run(file, func(t *testing.T) {
 			path, want := recordStream(t, file)
 			line := gjson.Parse(lines(t, path)[0])
@@ -104,7 +104,7 @@ func TestStreamFramesOfJSONAreStoredAsJSON(t *testing.T) {
 	assert.Equal(t, "message_start", frames[0].Get("event").String())
 	assert.Equal(t, "msg_01P3c4UyGM6k1XEw8CEBzmEa", frames[0].Get("data.message.id").String(), "an event's JSON is JSON in the cassette")
 	assert.Equal(t, "event: ping\ndata: {\"type\": \"ping\"}\n\n", frames[2].Get("text").String(), "JSON that is not compact stays text, to keep its bytes")
-	path, _ = recordStream(t, "openai_chat_stream.sse")
+	path, _ = recordStream(t, "openai/openai_chat_stream.sse")
 	frames = gjson.Get(lines(t, path)[0], "response.frames").Array()
 	assert.Equal(t, "chat.completion.chunk", frames[0].Get("data.object").String())
 	assert.False(t, frames[0].Get("event").Exists())
@@ -209,7 +209,7 @@ func TestAWaitEndsWithTheContextOrClose(t *testing.T) {
 
 func TestAStreamClosedHalfWayIsReplayedSo(t *testing.T) {
 	path := cassettePath(t)
-	evs := events(testdata(t, "openai_chat_stream.sse"))
+	evs := events(testdata(t, "openai/openai_chat_stream.sse"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, e := range evs[:2] {
@@ -279,7 +279,7 @@ func TestAReadErrorIsRecorded(t *testing.T) {
 
 func TestCloseRecordsBodiesLeftOpen(t *testing.T) {
 	path := cassettePath(t)
-	evs := events(testdata(t, "openai_chat_stream.sse"))
+	evs := events(testdata(t, "openai/openai_chat_stream.sse"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(evs[0])
@@ -301,7 +301,7 @@ func TestCloseRecordsBodiesLeftOpen(t *testing.T) {
 }
 
 func TestConcurrentReplay(t *testing.T) {
-	path, want := recordStream(t, "openai_chat_stream.sse")
+	path, want := recordStream(t, "openai/openai_chat_stream.sse")
 	c := open(t, path, replay.WithRepeatLast())
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)

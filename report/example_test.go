@@ -65,7 +65,7 @@ not a record
 	// Output:
 	// 1 3 rate_limit 1
 	// h.jsonl: 2 lines, 1 record, 1 bad
-	// 1 record (logical call) made 3 HTTP calls from 2026-03-01 10:00:00 UTC to 2026-03-01 10:00:00 UTC. Appended to the history: 100% of records; history guidance in the prompt: 0.0%. History access was detected in 0.0% of all records; no record carries program source. Records that ended in error (canceled included): 1. No record has a cost. Checklist items met: 3 of 6. 1 line could not be read as records.
+	// 1 call, 1 in error (100%). No call has a cost. Checklist: 3 of 6 met. History appended for 100% of calls, read in 0 calls. 3 HTTP attempts in all, retries included. At 2026-03-01 10:00:00 UTC. 1 line could not be read as records.
 }
 
 // Spend adds up the costs the records carry; Options.Prices prices every

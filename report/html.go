@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -43,6 +44,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		CacheText:    r.cacheText(),
 		Unpriced:     r.unpricedRows(),
 		Spend:        spendChart(r.Spend.OverTime),
+		Nested:       r.nested(),
 	}
 	for _, l := range r.Latency {
 		data.LatencyRows = append(data.LatencyRows, latencyRow{Method: l.Method, Cells: r.latencyCells(l)})
@@ -64,6 +66,7 @@ type htmlData struct {
 	Unpriced                                                        []row
 	LatencyHead                                                     []string
 	LatencyRows                                                     []latencyRow
+	Nested                                                          bool // some record is not at depth 0: the Depth section says something
 }
 
 // latencyRow is one method's row of the latency table.
@@ -420,6 +423,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"share":   shareText,
 	"list":    func(v ...any) []any { return v },
 	"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"ms":      msText,
+	"attributed": func(v any) bool {
+		g, _ := v.([]Group)
+		return attributed(g)
+	},
 	"verdict": func(v string) string {
 		switch v {
 		case Met:
@@ -429,7 +437,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return "nodata"
 	},
-}).Parse(pageHTML))
+}).Parse(scrollingTables(pageHTML)))
+
+// scrollingTables wraps every table of a page in a box that scrolls
+// sideways, so a wide table scrolls inside itself on a narrow screen and
+// the page never does.
+func scrollingTables(page string) string {
+	return strings.NewReplacer("<table", `<div class="wide"><table`, "</table>", "</table></div>").Replace(page)
+}
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -453,6 +468,7 @@ th{background:#eef0f4;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td code{font-size:13px;word-break:break-all}
 table.narrow{width:auto;min-width:40%}
+.wide{overflow-x:auto;max-width:100%;margin:6px 0 14px}.wide table{margin:0}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:13px;white-space:nowrap}
 .v.met{background:#d8f3dc;color:#1b5e20}.v.notmet{background:#fde2e1;color:#8a1c1c}.v.nodata{background:#eceff3;color:#4a5261}
 figure{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:10px 0 16px;padding:10px}
@@ -482,9 +498,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 
 <h2>Evidence-review checklist</h2>
 <table>
-<tr><th>Item</th><th>Figure</th><th>Verdict</th></tr>
+<tr><th>Verdict</th><th>Item</th><th>Figure</th></tr>
 {{- range .R.Checklist}}
-<tr><td>{{.Item}}</td><td>{{.Figure}}</td><td><span class="v {{verdict .Verdict}}">{{.Verdict}}</span></td></tr>
+<tr><td><span class="v {{verdict .Verdict}}">{{.Verdict}}</span></td><td>{{.Item}}</td><td>{{.Figure}}</td></tr>
 {{- end}}
 </table>
 
@@ -530,6 +546,8 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{template "counts" (list "Speakers" .R.Speakers .R.Summary.Records)}}
 {{template "counts" (list "Methods" .R.Methods .R.Summary.Records)}}
 {{template "counts" (list "Models" .R.Models .R.Summary.Records)}}
+{{template "groups" (list "Users" "User" .R.Users)}}
+{{template "groups" (list "Tags" "Tag" .R.Tags)}}
 
 <h2>Errors</h2>
 {{template "chart" .Errors}}
@@ -546,9 +564,9 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <p class="note">{{.RetriesText}}</p>
 <table class="narrow">
 <tr><th class="n">Attempts</th><th class="n">Records</th></tr>
-{{- range .R.Retries.Histogram}}
+{{- range .R.Retries.Histogram}}{{if .Count}}
 <tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
-{{- end}}
+{{- end}}{{end}}
 </table>
 
 <h2>Latency</h2>
@@ -610,7 +628,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 <h3>Input served from cache</h3>
 <p class="note">{{$.CacheText}}</p>
-{{- if .Cache.InputTokens}}
+{{- if or .Cache.CachedTokens .Cache.CacheWriteTokens}}
 <table>
 <tr><th>Model</th><th class="n">Input tokens</th><th class="n">Read from cache</th><th class="n">Share</th><th class="n">Written to cache</th></tr>
 {{- range $.R.Tokens}}{{if .InputTokens}}
@@ -619,12 +637,12 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 </table>
 {{- end}}
 <h3>Unpriced calls</h3>
-{{- if or .UnpricedRecords .NoUsageRecords}}
+{{- if or .UnpricedRecords .NoUsageRecords .LocalRecords}}
 <table>
 <tr><th>Reason</th><th class="n">Records</th><th class="n">Share of records</th></tr>
-{{- range $.Unpriced}}
+{{- range $.Unpriced}}{{if .Count}}
 <tr><td>{{.Label}}</td><td class="n">{{num .Count}}</td><td class="n">{{.Share}}</td></tr>
-{{- end}}
+{{- end}}{{end}}
 </table>
 {{- if .UnpricedModels}}
 <table>
@@ -640,6 +658,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{- end}}
 {{- end}}
 
+{{- if .Nested}}
 <h2>Depth</h2>
 <table class="narrow">
 <tr><th class="n">Depth</th><th class="n">Records</th><th class="n">Share</th></tr>
@@ -647,6 +666,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <tr><td class="n">{{.Name}}</td><td class="n">{{num .Count}}</td><td class="n">{{percent .Count $.R.Summary.Records}}</td></tr>
 {{- end}}{{end}}
 </table>
+{{- end}}
 
 <h2>Largest traces</h2>
 {{- with .R.Traces}}
@@ -742,6 +762,17 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 <tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{money .USD}}</td><td class="n">{{share .USD $total}}</td></tr>
 {{- end}}
 </table>
+{{- end}}
+{{define "groups"}}{{$title := index . 0}}{{$col := index . 1}}{{$groups := index . 2}}
+{{- if attributed $groups}}
+<h3>{{$title}}</h3>
+<table>
+<tr><th>{{$col}}</th><th class="n">Records</th><th class="n">Errors</th><th class="n">Tokens</th><th class="n">Spend</th><th class="n">p50</th><th class="n">p95</th></tr>
+{{- range $groups}}
+<tr><td>{{.Name}}</td><td class="n">{{num .Records}}</td><td class="n">{{num .Errors}}</td><td class="n">{{num .TotalTokens}}</td><td class="n">{{money .USD}}</td><td class="n">{{ms .P50MS}}</td><td class="n">{{ms .P95MS}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
 {{- end}}
 {{define "counts"}}{{$title := index . 0}}{{$counts := index . 1}}{{$n := index . 2}}
 {{- if $counts}}

@@ -128,6 +128,9 @@ func (r *Report) metCount() (met int) {
 // SummaryText is the report's summary paragraph.
 func (r *Report) SummaryText() string { return r.summary().String() }
 
+// summary is a few short sentences, the key figures first: how many calls
+// and how many failed, what they cost, the checklist, then the history
+// figures and the time span.
 func (r *Report) summary() sentence {
 	s := r.Summary
 	var out sentence
@@ -139,21 +142,35 @@ func (r *Report) summary() sentence {
 		return out
 	}
 	h := r.History
-	out.add("%s made %s", plural(s.Records, "record (logical call)", "records (logical calls)"), plural(s.Calls, "HTTP call", "HTTP calls"))
-	if s.FirstTimestamp != "" {
-		out.add(" from ")
+	out.add("%s", plural(s.Records, "call", "calls"))
+	switch s.ErrorRecords {
+	case 0:
+		out.add(", none in error.")
+	default:
+		out.add(", %s in error (%s).", num(s.ErrorRecords), percent(s.ErrorRecords, s.Records))
+	}
+	out.add("%s Checklist: %d of %d met.", r.spendSentence(), r.metCount(), len(r.Checklist))
+	out.add(" History appended for %s of calls, read in %s", percent(h.Appended, s.Records), plural(h.Access, "call", "calls"))
+	if h.WithProgramSource > 0 {
+		out.add(" (%s of the %s with program source)", percent(h.AccessWithProgramSource, h.WithProgramSource), num(h.WithProgramSource))
+	}
+	out.add(".")
+	if s.Calls != s.Records {
+		out.add(" %s in all, retries included.", plural(s.Calls, "HTTP attempt", "HTTP attempts"))
+	}
+	switch {
+	case s.FirstTimestamp == "":
+	case s.FirstTimestamp == s.LastTimestamp:
+		out.add(" At ")
+		out.ts(s.FirstTimestamp)
+		out.add(".")
+	default:
+		out.add(" From ")
 		out.ts(s.FirstTimestamp)
 		out.add(" to ")
 		out.ts(s.LastTimestamp)
+		out.add(".")
 	}
-	out.add(". Appended to the history: %s of records; history guidance in the prompt: %s. History access was detected in %s of all records",
-		percent(h.Appended, s.Records), percent(h.Guidance, s.Records), percent(h.Access, s.Records))
-	if h.WithProgramSource > 0 {
-		out.add(" and in %s of the %s with program source", percent(h.AccessWithProgramSource, h.WithProgramSource), num(h.WithProgramSource))
-	} else {
-		out.add("; no record carries program source")
-	}
-	out.add(". Records that ended in error (canceled included): %s.%s Checklist items met: %d of %d.", num(s.ErrorRecords), r.spendSentence(), r.metCount(), len(r.Checklist))
 	if n := r.BadInput.GarbledLines; n > 0 {
 		out.add(" %s could not be read as records.", plural(n, "line", "lines"))
 	}
@@ -234,6 +251,21 @@ func (r *Report) markdown(m *mdWriter) {
 		m.table("lrr", []string{sec.col, "Records", "Share"}, rows)
 	}
 
+	for _, sec := range []struct {
+		title, col string
+		groups     []Group
+	}{{"Users", "User", r.Users}, {"Tags", "Tag", r.Tags}} {
+		if !attributed(sec.groups) {
+			continue
+		}
+		m.printf("### %s\n\n", sec.title)
+		rows = rows[:0]
+		for _, g := range sec.groups {
+			rows = append(rows, []string{md(g.Name), num(g.Records), num(g.Errors), num(g.TotalTokens), money(g.USD), msText(g.P50MS), msText(g.P95MS)})
+		}
+		m.table("lrrrrrr", []string{sec.col, "Records", "Errors", "Tokens", "Spend", "p50", "p95"}, rows)
+	}
+
 	m.printf("## Errors\n\n")
 	if len(r.Errors) == 0 {
 		m.printf("No record ended in error.\n\n")
@@ -248,9 +280,13 @@ func (r *Report) markdown(m *mdWriter) {
 	m.printf("## Retries\n\n%s\n\n", r.retriesText())
 	rows = rows[:0]
 	for _, c := range r.Retries.Histogram {
-		rows = append(rows, []string{c.Name, num(c.Count)})
+		if c.Count > 0 {
+			rows = append(rows, []string{c.Name, num(c.Count)})
+		}
 	}
-	m.table("rr", []string{"Attempts", "Records"}, rows)
+	if len(rows) > 0 {
+		m.table("rr", []string{"Attempts", "Records"}, rows)
+	}
 
 	m.printf("## Latency\n\n")
 	if len(r.Latency) == 0 {
@@ -278,16 +314,14 @@ func (r *Report) markdown(m *mdWriter) {
 
 	r.markdownSpend(m)
 
-	m.printf("## Depth\n\n")
-	rows = rows[:0]
-	for _, c := range r.Depth {
-		if c.Count > 0 {
-			rows = append(rows, []string{c.Name, num(c.Count), percent(c.Count, s.Records)})
+	if r.nested() {
+		m.printf("## Depth\n\n")
+		rows = rows[:0]
+		for _, c := range r.Depth {
+			if c.Count > 0 {
+				rows = append(rows, []string{c.Name, num(c.Count), percent(c.Count, s.Records)})
+			}
 		}
-	}
-	if len(rows) == 0 {
-		m.printf("No records.\n\n")
-	} else {
 		m.table("rrr", []string{"Depth", "Records", "Share"}, rows)
 	}
 
@@ -400,18 +434,20 @@ func (r *Report) markdownSpend(m *mdWriter) {
 			rows = append(rows, []string{md(t.Model), num(t.InputTokens), num(t.CachedTokens), percent(t.CachedTokens, t.InputTokens), num(t.CacheWriteTokens)})
 		}
 	}
-	if len(rows) > 0 {
+	if len(rows) > 0 && s.Cache.CachedTokens+s.Cache.CacheWriteTokens > 0 {
 		m.table("lrrrr", []string{"Model", "Input tokens", "Read from cache", "Share", "Written to cache"}, rows)
 	}
 
 	m.printf("### Unpriced calls\n\n")
-	if s.UnpricedRecords+s.NoUsageRecords == 0 {
+	if s.UnpricedRecords+s.NoUsageRecords+s.LocalRecords == 0 {
 		m.printf("Every record was priced.\n\n")
 		return
 	}
 	rows = rows[:0]
 	for _, ur := range r.unpricedRows() {
-		rows = append(rows, []string{ur.Label, num(ur.Count), ur.Share})
+		if ur.Count > 0 {
+			rows = append(rows, []string{ur.Label, num(ur.Count), ur.Share})
+		}
 	}
 	m.table("lrr", []string{"Reason", "Records", "Share of records"}, rows)
 	if len(s.UnpricedModels) > 0 {

@@ -108,8 +108,8 @@ func TestFormatsAgreeOnWords(t *testing.T) {
 		assert.Contains(t, md, fmt.Sprintf("| %s | %d |", row.label, row.n))
 		assert.Contains(t, page, fmt.Sprintf(`<td>%s</td><td class="n">%d</td>`, row.label, row.n))
 	}
-	assert.Contains(t, md, "Records that ended in error (canceled included): 3.")
-	assert.Contains(t, page, "Records that ended in error (canceled included): 3.")
+	assert.Contains(t, md, "5 calls, 3 in error (60.0%).")
+	assert.Contains(t, page, "5 calls, 3 in error (60.0%).")
 	assert.NotContains(t, page, "not ok")
 }
 

@@ -21,7 +21,12 @@ type Report struct {
 	Tokens     []Tokens    `json:"tokens"`
 	// Spend is what the records cost: in total, by model, speaker and
 	// trace, over time, on failures and retries, and what is unpriced.
-	Spend      Spend      `json:"spend"`
+	Spend Spend `json:"spend"`
+	// Users and Tags group the records by user_id and by tag: calls,
+	// errors, tokens, spend and latency, the largest first ("(none)" for
+	// records without; a record with two tags counts in both).
+	Users      []Group    `json:"users"`
+	Tags       []Group    `json:"tags"`
 	Depth      []Count    `json:"depth"`
 	Traces     Traces     `json:"traces"`
 	Duplicates Duplicates `json:"duplicates"`
@@ -209,6 +214,10 @@ type Spend struct {
 	// NoUsageRecords have neither usage nor cost: most are failed calls,
 	// which the provider billed nothing for or did not say.
 	NoUsageRecords int64 `json:"no_usage_records"`
+	// LocalRecords ran on a model on the caller's own machine (Ollama's
+	// native API, [cost.Local]): they cost nothing per token, and are
+	// counted as local, neither priced nor unpriced.
+	LocalRecords int64 `json:"local_records,omitempty"`
 	// UnpricedModels are the models of the UnpricedRecords, most often
 	// first: the prices the table is missing ("(none)": no model).
 	UnpricedModels []Count `json:"unpriced_models"`

@@ -295,3 +295,27 @@ func (s *idSet) add(id string) {
 	}
 	s.seen[h] = struct{}{}
 }
+
+// merge adds o's values to h.
+func (h *histogram) merge(o *histogram) {
+	if o.n == 0 {
+		return
+	}
+	if h.n == 0 || o.min < h.min {
+		h.min = o.min
+	}
+	if h.n == 0 || o.max > h.max {
+		h.max = o.max
+	}
+	h.n += o.n
+	h.sum += o.sum
+	h.zero += o.zero
+	if o.counts != nil {
+		if h.counts == nil {
+			h.counts = make([]uint32, latencyBuckets)
+		}
+		for i, c := range o.counts {
+			h.counts[i] = uint32(min(uint64(h.counts[i])+uint64(c), math.MaxUint32))
+		}
+	}
+}

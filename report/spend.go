@@ -69,7 +69,7 @@ func (b *Builder) costOf(r *record.Record) *record.Cost {
 	c := r.Cost
 	if p := b.opts.Prices; p != nil {
 		c = nil
-		if r.Usage != nil && r.Model != "" {
+		if r.Usage != nil && r.Model != "" && !cost.Local(r.MethodName) {
 			var ok bool
 			if b.spend.own, ok = p.Cost(r.Model, *r.Usage); ok {
 				c = &b.spend.own
@@ -262,6 +262,7 @@ func (b *Builder) spendReport() Spend {
 		PricedRecords:   int64(s.sum.Priced),
 		UnpricedRecords: int64(s.sum.Unpriced),
 		NoUsageRecords:  int64(s.sum.NoUsage),
+		LocalRecords:    int64(s.sum.Local),
 		UnpricedModels:  names(s.sum.UnpricedModels, maxUnpricedModels),
 		InvalidCosts:    s.invalid,
 		Models:          s.models.rows(total),

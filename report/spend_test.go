@@ -122,7 +122,7 @@ func TestSpend(t *testing.T) {
 	md, page := formats(t, r)
 	for _, want := range []string{
 		"Costs: as the records carry them, from the price tables t-A (3 records), t-B (1 record).",
-		"Spend: $0.65 on 4 priced records; 3 records unpriced.",
+		"Spend $0.65 on 4 priced calls; 2 calls used tokens but are unpriced.",
 		"$0.65 on 4 of 7 records.",
 		"| all records | 7 | 4 | $0.65 | 100% |",
 		"| ended in error (canceled included) | 3 | 2 | $0.25 | 38.5% |",
@@ -140,7 +140,7 @@ func TestSpend(t *testing.T) {
 		assert.Contains(t, md, want)
 	}
 	for _, want := range []string{
-		"Spend: $0.65 on 4 priced records; 3 records unpriced.",
+		"Spend $0.65 on 4 priced calls; 2 calls used tokens but are unpriced.",
 		`<tr><td>ended in error (canceled included)</td><td class="n">3</td><td class="n">2</td><td class="n">$0.25</td><td class="n">38.5%</td></tr>`,
 		`<tr><td>needed retries (attempts &gt; 1)</td><td class="n">3</td><td class="n">2</td><td class="n">$0.50</td><td class="n">76.9%</td></tr>`,
 		`<tr><td>m-a</td><td class="n">2</td><td class="n">$0.40</td><td class="n">61.5%</td></tr>`,
@@ -399,4 +399,35 @@ func slicesContainPrefix(list []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// Calls to a local model (Ollama's native API) are counted as local:
+// neither priced nor unpriced, even repriced with a table that knows a
+// model of the same name.
+func TestSpendLocal(t *testing.T) {
+	r1 := call("r1", 0)
+	r1.Model, r1.Usage = "m-a", &record.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110}
+	r1.Cost = &record.Cost{USD: 0.5, Table: "t-A"}
+	local := func(id string, at int, method string) record.Record {
+		r := call(id, at)
+		r.MethodName, r.Model = method, "m-a" // a local model named as a priced one
+		r.Usage = &record.Usage{InputTokens: 16, OutputTokens: 22, TotalTokens: 38}
+		return r
+	}
+	records := []record.Record{r1, local("r2", 1, "ollama.chat"), local("r3", 2, "ollama.embed")}
+
+	rep := build(t, report.Options{}, encode(t, records...))
+	s := rep.Spend
+	assert.Equal(t, int64(1), s.PricedRecords)
+	assert.Equal(t, int64(2), s.LocalRecords)
+	assert.Zero(t, s.UnpricedRecords, "local is not unpriced")
+	md, html := formats(t, rep)
+	assert.Contains(t, md, "Spend $0.50, every call that used tokens priced. 2 calls ran on a local model, not priced.")
+	assert.Contains(t, md, "| local: a model on the caller's machine (Ollama), nothing to price | 2 | 66.7% |")
+	assert.Contains(t, html, "local: a model on the caller&#39;s machine (Ollama), nothing to price")
+
+	prices := cost.NewTable("acme-2026-11", map[string]cost.Price{"m-a": {Rates: cost.Rates{Input: 1e-6, Output: 2e-6}}})
+	s = build(t, report.Options{Prices: prices}, encode(t, records...)).Spend
+	assert.Equal(t, int64(1), s.PricedRecords, "repricing leaves local calls alone")
+	assert.Equal(t, int64(2), s.LocalRecords)
 }

@@ -320,26 +320,35 @@ func (r *Report) pricing() string {
 	return " Costs: as the records carry them, from " + table + strings.Join(parts, ", ") + "."
 }
 
-// spendSentence is the summary's sentence on spend.
+// spendSentence is the summary's sentence on spend. A call that used no
+// tokens (most failed ones) cost nothing, and is not unpriced.
 func (r *Report) spendSentence() string {
 	s := r.Spend
-	unpriced := s.UnpricedRecords + s.NoUsageRecords
+	local := ""
+	if s.LocalRecords > 0 {
+		local = fmt.Sprintf(" %s ran on a local model, not priced.", plural(s.LocalRecords, "call", "calls"))
+	}
 	switch {
 	case s.PricedRecords == 0:
-		return " No record has a cost."
-	case unpriced == 0:
-		return fmt.Sprintf(" Spend: %s, every record priced.", money(s.USD))
+		return " No call has a cost." + local
+	case s.UnpricedRecords == 0:
+		return fmt.Sprintf(" Spend %s, every call that used tokens priced.%s", money(s.USD), local)
 	}
-	return fmt.Sprintf(" Spend: %s on %s; %s unpriced.", money(s.USD),
-		plural(s.PricedRecords, "priced record", "priced records"), plural(unpriced, "record", "records"))
+	return fmt.Sprintf(" Spend %s on %s; %s used tokens but %s unpriced.%s", money(s.USD),
+		plural(s.PricedRecords, "priced call", "priced calls"), plural(s.UnpricedRecords, "call", "calls"),
+		map[bool]string{true: "is", false: "are"}[s.UnpricedRecords == 1], local)
 }
 
 // spendText is the sentence that opens the Spend section.
 func (r *Report) spendText() string {
 	s := r.Spend
 	if s.PricedRecords == 0 {
-		return fmt.Sprintf("No record has a cost: %s without usage, %s with usage but a model the price table does not know.",
-			num(s.NoUsageRecords), num(s.UnpricedRecords))
+		local := ""
+		if s.LocalRecords > 0 {
+			local = fmt.Sprintf(", %s of a local model (Ollama), which costs nothing per token", num(s.LocalRecords))
+		}
+		return fmt.Sprintf("No record has a cost: %s without usage, %s with usage but a model the price table does not know%s.",
+			num(s.NoUsageRecords), num(s.UnpricedRecords), local)
 	}
 	return fmt.Sprintf("%s on %s of %s. Each record is priced on its last attempt's usage: for a call that needed retries, what the earlier attempts cost, if anything, is not in its record. A record can both need retries and end in error.",
 		money(s.USD), num(s.PricedRecords), plural(r.Summary.Records, "record", "records"))
@@ -435,10 +444,14 @@ func (r *Report) cacheText() string {
 // unpricedRows are the reasons a record has no cost.
 func (r *Report) unpricedRows() []row {
 	s := r.Spend
-	return []row{
+	rows := []row{
 		{Label: "usage, but a model the price table does not know", Count: s.UnpricedRecords, Share: percent(s.UnpricedRecords, r.Summary.Records)},
 		{Label: "no usage (most are failed calls)", Count: s.NoUsageRecords, Share: percent(s.NoUsageRecords, r.Summary.Records)},
 	}
+	if s.LocalRecords > 0 {
+		rows = append(rows, row{Label: "local: a model on the caller's machine (Ollama), nothing to price", Count: s.LocalRecords, Share: percent(s.LocalRecords, r.Summary.Records)})
+	}
+	return rows
 }
 
 // FormatUSD writes US dollars as the report does, for people: to the cent
@@ -446,3 +459,14 @@ func (r *Report) unpricedRows() []row {
 // ($0.50, $0.0123, $0.000036), and "<$0.000001" for a positive amount too
 // small for any bill.
 func FormatUSD(usd float64) string { return money(usd) }
+
+// nested reports whether any record is nested under another, or of an
+// unknown depth: otherwise a depth table is one row of zeros' worth.
+func (r *Report) nested() bool {
+	for _, d := range r.Depth {
+		if d.Count > 0 && d.Name != "0" {
+			return true
+		}
+	}
+	return false
+}

@@ -36,6 +36,11 @@ OTLP endpoint, as spans with the GenAI semantic conventions: one span per
 record, in the tree its conversation made. History written before is
 backfilled, and a service with no network when it records ships later.
 
+  export OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318
+  llmhistory export history.jsonl old/*.jsonl            backfill
+  llmhistory export -f /var/log/checkout/history.jsonl   ship as it grows
+  zcat history.jsonl.gz | llmhistory export -
+
 Where to: -endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT (or
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); with neither, export says which to
 set and exits 2. The protocol: -protocol, else OTEL_EXPORTER_OTLP_PROTOCOL,
@@ -211,7 +216,9 @@ func (x *exporter) run(ctx, readCtx context.Context, inputs []*tailer) int {
 		}
 		x.skipped += t.bad
 		t.summarize()
-		line := fmt.Sprintf("%s: %s sent", t.path, plural(int64(x.sent-before), "record", "records"))
+		// Read and queued, not yet exported: the closing line says
+		// how many the collector took.
+		line := fmt.Sprintf("%s: %s read", t.path, plural(int64(x.sent-before), "record", "records"))
 		if t.bad > 0 {
 			line += ", " + plural(int64(t.bad), "line", "lines") + " skipped"
 		}
@@ -285,7 +292,7 @@ func (x *exporter) progress(force bool) {
 	if x.cur != nil {
 		line += x.cur.path + ": "
 	}
-	line += "sent " + group(int64(x.sent)) + ", exported " + group(int64(st.Exported))
+	line += "read " + group(int64(x.sent)) + ", exported " + group(int64(st.Exported))
 	if st.Failed > 0 {
 		line += ", failed " + group(int64(st.Failed))
 	}

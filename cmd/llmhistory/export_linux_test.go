@@ -30,7 +30,7 @@ func TestExportOnATerminal(t *testing.T) {
 	term.mu.Unlock()
 	require.Equal(t, exitOK, code, raw)
 
-	assert.Contains(t, raw, "\rllmhistory export: "+path+": sent 1, exported 0\x1b[K", "the progress line, drawn in place")
+	assert.Contains(t, raw, "\rllmhistory export: "+path+": read 1, exported 0\x1b[K", "the progress line, drawn in place")
 	assert.Contains(t, raw, "; exporting the rest\x1b[K")
 	// What a person sees: each line as the last carriage return left it.
 	var screen []string
@@ -44,6 +44,6 @@ func TestExportOnATerminal(t *testing.T) {
 	require.Len(t, screen, 4, "%q", screen)
 	assert.True(t, strings.HasPrefix(screen[0], "llmhistory export: to http://"), screen[0])
 	assert.Equal(t, path+":2: invalid JSON at offset 0: unexpected \"not\"", screen[1])
-	assert.Equal(t, path+": 2 records sent, 1 line skipped", screen[2])
+	assert.Equal(t, path+": 2 records read, 1 line skipped", screen[2])
 	assert.True(t, strings.HasSuffix(screen[3], ": 2 exported, 0 failed, 0 dropped; 1 line skipped"), screen[3])
 }

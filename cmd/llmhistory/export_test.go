@@ -116,7 +116,7 @@ func TestExport(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			assert.Empty(t, stdout, "progress goes to standard error")
 			assert.Contains(t, stderr, "llmhistory export: to http://"+map[bool]string{true: c.GRPC, false: c.HTTP}[protocol == "grpc"]+" ("+protocol+") as service checkout, no content\n")
-			assert.Contains(t, stderr, path+": 9 records sent\n")
+			assert.Contains(t, stderr, path+": 9 records read\n")
 			assert.Contains(t, stderr, "llmhistory export: 9 records from 1 file to ")
 			assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
 
@@ -234,7 +234,7 @@ func TestExportBadLines(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "good.jsonl:2: invalid JSON at offset 0")
 	assert.Contains(t, stderr, "good.jsonl:3: ")
-	assert.Contains(t, stderr, "good.jsonl: 3 records sent, 2 lines skipped\n")
+	assert.Contains(t, stderr, "good.jsonl: 3 records read, 2 lines skipped\n")
 	assert.Contains(t, stderr, ": 3 exported, 0 failed, 0 dropped; 2 lines skipped\n")
 	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
 	spans := c.Spans(t)
@@ -247,7 +247,7 @@ func TestExportBadLines(t *testing.T) {
 	code, _, stderr = runCmd(t, "", "export", junk, other)
 	assert.Equal(t, exitFailure, code, stderr)
 	assert.Contains(t, stderr, "junk.bin: not a history file: none of its 2 lines is a record")
-	assert.Contains(t, stderr, "other.jsonl: 1 record sent\n")
+	assert.Contains(t, stderr, "other.jsonl: 1 record read\n")
 	assert.Contains(t, stderr, "llmhistory export: 1 record from 2 files to ")
 	otlptest.WaitFor(t, "the other file's span", func() bool { return c.Traces.SpanCount() == 4 })
 
@@ -255,7 +255,7 @@ func TestExportBadLines(t *testing.T) {
 	code, _, stderr = runCmd(t, "", "export", other, filepath.Join(dir, "missing.jsonl"))
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "missing.jsonl: no such file or directory")
-	assert.NotContains(t, stderr, "records sent")
+	assert.NotContains(t, stderr, "records read")
 	assert.Equal(t, 4, c.Traces.SpanCount())
 }
 
@@ -268,8 +268,8 @@ func TestExportStdin(t *testing.T) {
 	appendFile(t, path, line(testRecord(1, true)))
 	code, _, stderr := runCmd(t, line(testRecord(2, true))+line(testRecord(3, true)), "export", "-", path)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, "<stdin>: 2 records sent\n")
-	assert.Contains(t, stderr, "h.jsonl: 1 record sent\n")
+	assert.Contains(t, stderr, "<stdin>: 2 records read\n")
+	assert.Contains(t, stderr, "h.jsonl: 1 record read\n")
 	assert.Contains(t, stderr, "3 records from 2 files")
 	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
 	assert.Len(t, c.Spans(t), 3)
@@ -306,7 +306,7 @@ func TestExportFollow(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("export -f did not stop when interrupted")
 	}
-	assert.Contains(t, errb.String(), "h.jsonl: 4 records sent, 1 line skipped\n")
+	assert.Contains(t, errb.String(), "h.jsonl: 4 records read, 1 line skipped\n")
 	assert.Contains(t, errb.String(), ": 4 exported, 0 failed, 0 dropped; 1 line skipped\n")
 	assert.Len(t, c.Spans(t), 4)
 }

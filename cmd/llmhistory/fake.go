@@ -12,7 +12,7 @@ import (
 )
 
 // The embedded fake providers answer the way the real APIs do, byte shapes
-// included (see testdata/ in the providers packages), so the demo runs the
+// included (see the captures in testdata/providers), so the demo runs the
 // real SDK clients and the real recorder with no network and no keys.
 
 // fakeOpenAIKey and fakeGeminiKey are what the demo's clients send to the
@@ -186,7 +186,7 @@ func quoteJSON(s string) string {
 const fakeAnthropicKey = "sk-ant-api03-DEMOxNotAKeyx0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL-DEMOAA"
 
 // fakeAnthropic serves the Messages API (POST /v1/messages) as Anthropic
-// does (see providers/anthropic/testdata): the key in x-api-key, an
+// does (see testdata/providers/anthropic): the key in x-api-key, an
 // anthropic-version header, a message with text content blocks, stop_reason
 // and usage with its cache fields, and errors as {"type":"error",...}.
 func fakeAnthropic() http.Handler {

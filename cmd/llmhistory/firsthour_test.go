@@ -81,7 +81,7 @@ func TestReportNotAHistory(t *testing.T) {
 	good := writeHistory(t, dir, "good.jsonl", 3, "")
 	code, stdout, stderr = runCmd(t, "", "report", good, noise)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stdout, "3 records (logical calls)")
+	assert.Contains(t, stdout, "3 calls, ")
 	assert.Contains(t, stdout, "| "+noise+" | 3 | 0 | 3 |")
 	assert.Contains(t, stderr, noise+": not a history file")
 }
@@ -197,7 +197,14 @@ func TestCommandFor(t *testing.T) {
 	other := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/app\n"), 0o644))
 	goRun := filepath.Join(os.TempDir(), "go-build123", "b001", "exe", "llmhistory") // where go run builds
+	// Where go run (Go 1.24 on) starts the binary it cached, from the
+	// second run on.
+	hash := "2ec616f947efcc0bcbf602a839abe41ec72e0d025aa5a175e4a56d879485161c"
+	cached := filepath.Join("/home/u/.cache/go-build", hash[:2], hash+"-d", "llmhistory")
 	for _, c := range []struct{ arg0, exe, cwd, want string }{
+		{cached, cached, root, "go run ./cmd/llmhistory"},
+		{cached, cached, other, "go run " + modulePath + "/cmd/llmhistory@latest"},
+		{"/x/2e/not-a-hash-d/llmhistory", "/x/2e/not-a-hash-d/llmhistory", other, "/x/2e/not-a-hash-d/llmhistory"},
 		{"llmhistory", "/home/u/go/bin/llmhistory", other, "llmhistory"},
 		{"./llmhistory", "/src/llmhistory", other, "./llmhistory"},
 		{"/opt/my tools/llmhistory", "/opt/my tools/llmhistory", other, "'/opt/my tools/llmhistory'"},

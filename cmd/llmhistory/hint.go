@@ -44,12 +44,28 @@ func commandFor(arg0, exe, cwd string) string {
 	return shellQuote(arg0)
 }
 
-// builtByGoRun reports whether exe is a binary go run built: it sits in
-// $WORK/b001/exe/, $WORK being a go-build directory.
+// builtByGoRun reports whether exe is a binary go run built: the first run
+// builds it in $WORK/b001/exe/, $WORK being a go-build directory; from Go
+// 1.24 on, later runs start the copy go run cached in the build cache,
+// $GOCACHE/xx/<64 hex digits>-d/.
 func builtByGoRun(exe string) bool {
 	dir := filepath.Dir(exe)
 	work := filepath.Dir(filepath.Dir(dir))
-	return filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(work), "go-build")
+	if filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(work), "go-build") {
+		return true
+	}
+	entry, shard := filepath.Base(dir), filepath.Base(filepath.Dir(dir))
+	hash, ok := strings.CutSuffix(entry, "-d")
+	return ok && len(hash) == 64 && len(shard) == 2 && isHex(hash) && hash[:2] == shard
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // moduleRoot returns the directory at or above dir whose go.mod declares

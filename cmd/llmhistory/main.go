@@ -8,8 +8,16 @@
 //	llmhistory scan [flags] FILE…    find history queries in generated code (- for stdin)
 //	llmhistory help [command]        what a command does and its flags
 //
-// Every subcommand takes -h for its flags. Exit codes: 0 success, 1 a
-// failure (an unreadable file, a failed call), 2 a usage error.
+// Every subcommand takes -h for what it does and its flags; flags may
+// follow the file names, and their values are checked (-top -3 is a usage
+// error, not a default). Exit codes: 0 success, 1 a failure (an unreadable
+// file, an input that is not a history, a failed call), 2 a usage error.
+// Errors are one line on standard error that names the file you gave,
+// never a temporary one, and never a stack trace.
+//
+// Run it from a clone with go run ./cmd/llmhistory, or install it with
+// go install ./cmd/llmhistory. docs/command.md in the repository shows
+// each subcommand at work, with sample output.
 package main
 
 import (
@@ -21,7 +29,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
+	"slices"
 	"sort"
+	"strings"
 )
 
 func main() {
@@ -115,31 +126,119 @@ func newFlags(name, usageLine, about string, io stdio) *flag.FlagSet {
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
 			fmt.Fprintln(fs.Output(), "\nflags:")
-			fs.PrintDefaults()
+			printFlags(fs.Output(), fs)
 		}
 	}
 	return fs
 }
 
+// helpWidth is the width help is wrapped to, so that it reads in an
+// 80-column terminal.
+const helpWidth = 78
+
+// printFlags is flag.PrintDefaults with each flag's description wrapped
+// to helpWidth: a flag's name and the name of its value on one line, the
+// description and the default below it, indented.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		valueName, usage := flag.UnquoteUsage(f)
+		line := "  -" + f.Name
+		if valueName != "" {
+			line += " " + valueName
+		}
+		fmt.Fprintln(w, line)
+		if !isZeroValue(f) {
+			if reflect.TypeOf(f.Value).String() == "*flag.stringValue" { // quoted, as flag.PrintDefaults does
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		for _, l := range wrap(usage, helpWidth-8) {
+			fmt.Fprintln(w, "        "+l)
+		}
+	})
+}
+
+// isZeroValue reports whether f's default is its type's zero value, which
+// flag.PrintDefaults leaves unsaid.
+func isZeroValue(f *flag.Flag) (zero bool) {
+	typ := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if typ.Kind() == reflect.Pointer {
+		z = reflect.New(typ.Elem())
+	} else {
+		z = reflect.Zero(typ)
+	}
+	v, ok := z.Interface().(flag.Value)
+	if !ok {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			zero = false // a String method that cannot take a zero value
+		}
+	}()
+	return f.DefValue == v.String()
+}
+
+// wrap breaks text into lines of at most width bytes at spaces; a word
+// longer than width (a URL) gets a line of its own.
+func wrap(text string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	for _, word := range strings.Fields(text) {
+		if line.Len() > 0 && line.Len()+1+len(word) > width {
+			lines = append(lines, line.String())
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(word)
+	}
+	if line.Len() > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}
+
 // parseFlags parses args; it returns the exit code to stop with, or -1 to
-// go on. -h prints usage to stdout and succeeds; a bad flag prints the
-// complaint and usage to stderr.
+// go on. Flags may come before, between or after the other arguments, as
+// people type them (report x.jsonl -format html); "--" ends the flags.
+// fs.Args() is then the other arguments, in order. -h prints usage to
+// stdout and succeeds; a bad flag prints one line saying what is wrong
+// and where the flags are, on stderr.
 func parseFlags(fs *flag.FlagSet, args []string, io stdio) int {
 	// The flag package prints usage before returning ErrHelp; hold what
 	// it prints until we know which stream it belongs on.
 	var held bytes.Buffer
 	fs.SetOutput(&held)
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		fs.SetOutput(io.err)
-		return -1
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(io.out)
-		fs.Usage()
-		return exitOK
+	var rest, after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
 	}
-	io.err.Write(held.Bytes())
+	for {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.SetOutput(io.out)
+			fs.Usage()
+			return exitOK
+		case err != nil:
+			complaint, _, _ := strings.Cut(held.String(), "\n")
+			fmt.Fprintf(io.err, "llmhistory %s: %s (llmhistory %s -h lists the flags)\n", fs.Name(), complaint, fs.Name())
+			fs.SetOutput(io.err)
+			return exitUsage
+		}
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
+		rest, args = append(rest, args[0]), args[1:]
+	}
+	rest = append(rest, after...)
+	// Leave fs.Args() as the arguments, flags taken out.
+	_ = fs.Parse(append([]string{"--"}, rest...))
 	fs.SetOutput(io.err)
-	return exitUsage
+	return -1
 }

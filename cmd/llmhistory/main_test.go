@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // runCmd runs the command line with captured output.
@@ -43,4 +46,27 @@ func TestEverySubcommandHasHelp(t *testing.T) {
 		assert.Equal(t, exitUsage, code, name)
 		assert.Contains(t, stderr, "flag provided but not defined", name)
 	}
+}
+
+// Flags may follow the file names, as people type them; an unknown flag
+// gets one line that says what is wrong and where the flags are, not the
+// whole help.
+func TestFlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	a := writeHistory(t, dir, "a.jsonl", 3, "")
+	out := filepath.Join(dir, "r.html")
+	code, _, stderr := runCmd(t, "", "report", a, "--format", "html", "-o", out)
+	require.Equal(t, exitOK, code, stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<!DOCTYPE html>")
+
+	code, _, stderr = runCmd(t, "", "report", a, "--frobnicate")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "llmhistory report: flag provided but not defined: -frobnicate (llmhistory report -h lists the flags)\n", stderr)
+
+	// After "--", everything is an argument, even what looks like a flag.
+	code, _, stderr = runCmd(t, "", "report", "-o", out, "--", "-not-a-flag.jsonl")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "-not-a-flag.jsonl")
 }

@@ -87,7 +87,7 @@ func TestReportPrices(t *testing.T) {
 	code, stdout, stderr = runCmd(t, "", "report", "-prices", prices, history)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "Costs: every record priced again for this report with the price table acme-2026-11, from "+prices+", whatever cost it carried.")
-	assert.Contains(t, stdout, "Spend: $5.50, every record priced.")
+	assert.Contains(t, stdout, "Spend $5.50, every call that used tokens priced.")
 	assert.Contains(t, stdout, "| my-prod-gpt4o | 1 | $2.50 | 45.5% |")
 }
 

@@ -23,8 +23,24 @@ sink writes them; - or none: standard input) and writes the evidence report:
 the evidence-review checklist with a verdict per item, the history
 telemetry rates, query pattern tags with examples, calls, errors, retries,
 latency (and the time to first chunk of streamed calls), tokens, spend,
-depth, the largest traces and any bad input. Memory stays bounded
-whatever the size of the input.
+depth, the largest traces and any bad input. -format json has stable
+keys and "version": 1 (go doc ./report); -format html is one
+self-contained page (inline CSS and SVG charts, no script, no external
+resource) that opens offline. -top N sets how many traces to list, the
+largest and the most expensive.
+
+Memory stays bounded whatever the size of the input: latency quantiles
+come from log-bucket histograms (within 1%), the largest and the most
+expensive traces from summaries exact below 10,000 traces (above, upper
+bounds with their error stated), capped key sets lump the rest into
+(other), and the duplicate check holds up to 2^20 call ids.
+
+Examples:
+
+  llmhistory report history.jsonl                        Markdown on stdout
+  llmhistory report -format json -o report.json *.jsonl
+  llmhistory report -format html -o report.html history.jsonl
+  llmhistory report -prices prices.json history.jsonl
 
 Spend is the sum of the costs the records carry, which the recorder sets
 from its price table when each call is made; the report names the tables,
@@ -43,22 +59,24 @@ no usage, is unpriced, even if it carried a cost. FILE is either
     file LLMHISTORY_PRICES names), rates in US dollars per million tokens:
 
   {"version": 1, "table": "acme-2026-11", "models": {
-    "my-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0, "cache_read_per_mtok": 0.1}}}
+    "my-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0,
+                 "cache_read_per_mtok": 0.1}}}
 
 A price file that cannot be read, or that is not one (an unknown field, a
 rate missing, negative or not a number), stops the run (exit 1) before any
 history is read, with the file's name and what is wrong.
 
 Every FILE is opened, and the -o file created, before any is read: one
-that cannot be opened stops the run (exit 1) with nothing written. A line
-that is not a record (not JSON, or without the fields every record has) is
-reported on standard error as FILE:LINE: reason (the first 20), counted in
-the report, and skipped; so is a torn last line left by a crash. An input
-with lines of which none is a record is not a history file: the run says
-so and exits 1 (the report of the other inputs is still written). Exit
-status: 0 when the report was written from history files, 1 when an input
-could not be read, was not a history, or the report could not be written,
-2 for bad flags.
+that cannot be opened stops the run (exit 1) with nothing written. The
+report is written through a temporary file, so a failure never leaves half
+a report. A line that is not a record (not JSON, or without the fields
+every record has) is reported on standard error as FILE:LINE: reason (the
+first 20), counted in the report, and skipped; so is a torn last line left
+by a crash. An input with lines of which none is a record is not a history
+file: the run says so and exits 1 (the report of the other inputs is still
+written). Exit status: 0 when the report was written from history files, 1
+when an input could not be read, was not a history, or the report could
+not be written, 2 for bad flags.
 
 With no FILE, standard input is read, unless it is a terminal: then the
 command says what it wants instead of waiting. On a terminal, a progress

@@ -64,7 +64,8 @@ func TestReport(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stderr, "no progress line when stderr is not a terminal")
 	assert.True(t, strings.HasPrefix(stdout, "# LLM call history: evidence report\n"))
-	assert.Contains(t, stdout, "15 records (logical calls) made 21 HTTP calls")
+	assert.Contains(t, stdout, "15 calls, 3 in error (20.0%).")
+	assert.Contains(t, stdout, "21 HTTP attempts in all, retries included.")
 	assert.Contains(t, stdout, "| History record appended for every call (100%) | 100% (15 of 15 records) | **met** |")
 	assert.Contains(t, stdout, "| slice | 15 | 100% | ` conversation_history.last(2) ` |")
 	assert.Contains(t, stdout, "| rate_limit | 3 | 3 | 100% |")
@@ -111,7 +112,7 @@ func TestReportStdin(t *testing.T) {
 	for _, args := range [][]string{{"report"}, {"report", "-"}} {
 		code, stdout, stderr := runCmd(t, string(data), args...)
 		require.Equal(t, exitOK, code, stderr)
-		assert.Contains(t, stdout, "3 records (logical calls)")
+		assert.Contains(t, stdout, "3 calls, ")
 	}
 }
 
@@ -135,7 +136,7 @@ func TestReportBadInput(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stderr, garbled+":3: ")
 	assert.Contains(t, stderr, torn+": torn last line")
-	assert.Contains(t, stdout, "4 records (logical calls)")
+	assert.Contains(t, stdout, "4 calls, ")
 	assert.Contains(t, stdout, "1 line could not be read as records")
 	assert.Contains(t, stdout, "garbled.jsonl:3 |")
 	assert.Contains(t, stdout, "torn last line: ")

@@ -27,7 +27,15 @@ tags), and where, one finding per line as FILE:LINE.
 
 The language comes from -lang, else from the file's extension (.rb, .py,
 .js, .ts, .go, ...); other files are read as a model's output, where fenced
-code blocks are scanned in their own language.`
+code blocks are scanned in their own language. -name adds a name the
+history goes by; -json prints one object per input with the record's keys
+(history_access_detected, history_query_patterns), the languages and the
+findings. An input over 64 MiB is refused.
+
+  $ llmhistory scan tool.rb
+  tool.rb: history access, tags filter,slice, language ruby
+    tool.rb:1-2  filter  .select { |r| r[:speaker] == "user" }
+    tool.rb:1-3  slice   .last(3)`
 
 // stringList is a repeatable string flag.
 type stringList []string

@@ -20,7 +20,10 @@ const tailAbout = `Tail prints the last -n records of a JSONL history file, then
 file as records are appended, one line per record: errors in red, retries
 folded into a record and detected history reads highlighted. It notices a
 file that is truncated or replaced (log rotation) and starts again from its
-beginning. Interrupt (Ctrl-C) to stop.
+beginning. Interrupt (Ctrl-C) to stop. On a terminal a line fits its
+width; colour follows -color (auto: only on a terminal, and never with
+NO_COLOR set). Like the slog sink, tail never prints args, kwargs, output
+or program source.
 
 FILE may be - for standard input, which is read to its end and its last
 -n records printed (a pipe cannot be followed past its end).
@@ -97,6 +100,9 @@ type tailer struct {
 	partial int64     // bytes read of the current, unfinished line
 	pending []byte    // those bytes, unless skip
 	skip    bool      // the current line grew past maxTailLine: drop it at its newline
+	// lineUnknown: the file was read from its end (printLastFromEnd), so
+	// line is not the number of the lines before.
+	lineUnknown bool
 
 	records, bad int                // whole lines read that were, and were not, records
 	args         *record.ArgsJoiner // completes the Args of records written with args_prefix
@@ -210,11 +216,22 @@ func (t *tailer) summarize() {
 	}
 }
 
+// readWholeBelow is the size under which tail reads a file front to back
+// to print its last records; a larger one is read from its end.
+const readWholeBelow = 1 << 20
+
 // printLast prints the last n whole records and leaves t.off at the end of
-// the last whole line, so following picks up right after. It reads the
-// file once, front to back, keeping only n lines: a history file of
-// millions of records costs one pass, not memory.
+// the last whole line, so following picks up right after. A large file is
+// read backwards from its end, only as far as its last n records: tail -n
+// 3 of a file of millions of records reads a few kilobytes. Standard
+// input, and a small file, is read once, front to back, keeping only n
+// records.
 func (t *tailer) printLast(ctx context.Context, n int) error {
+	if t.f != nil && n > 0 {
+		if st, err := t.f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= readWholeBelow {
+			return t.printLastFromEnd(n, st.Size())
+		}
+	}
 	ring := make([]record.Record, 0, n)
 	next := 0
 	err := t.consume(ctx, func(r record.Record) {
@@ -232,6 +249,124 @@ func (t *tailer) printLast(ctx context.Context, n int) error {
 		t.con.print(ring[(next+i)%len(ring)])
 	}
 	return err
+}
+
+// printLastFromEnd is printLast for a regular file of size bytes, read
+// backwards: the bytes after its last newline are the line being written
+// (held, as consume holds them), and whole lines are read from there
+// towards the start until n records are found. Lines before are never
+// read, so their numbers are not known: a line that is not a record is
+// reported by where it starts.
+func (t *tailer) printLastFromEnd(n int, size int64) error {
+	const chunk = 64 << 10
+	var (
+		recs  []record.Record // newest first
+		bad   []string        // the trouble found, newest first
+		carry []byte          // the start of the line read last, which began before its chunk
+		long  bool            // that line is longer than maxTailLine: dropped
+		end   = size          // bytes from end on are read
+		buf   = make([]byte, chunk)
+	)
+	// take handles one whole line that starts at off.
+	take := func(line []byte, off int64, tooLong bool) {
+		switch line = bytes.TrimSpace(line); {
+		case tooLong:
+			bad = append(bad, fmt.Sprintf("%s: the line at byte %d is longer than %d MiB; skipped\n", t.path, off, maxTailLine>>20))
+		case len(line) == 0:
+		default:
+			r, err := record.DecodeLine(line)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("%s: the line at byte %d: %v\n", t.path, off, err))
+				return
+			}
+			recs = append(recs, r)
+		}
+	}
+	first := true // the chunk at the end of the file
+	for end > 0 && len(recs) < n {
+		start := max(0, end-chunk)
+		b := buf[:end-start]
+		if _, err := t.f.ReadAt(b, start); err != nil {
+			return err
+		}
+		if first {
+			// What follows the last newline is a line still being
+			// written: consume takes it on when it ends.
+			first = false
+			i := bytes.LastIndexByte(b, '\n')
+			for i < 0 && start > 0 {
+				// The unfinished line is longer than a chunk: find its start.
+				end, start = start, max(0, start-chunk)
+				b = buf[:end-start]
+				if _, err := t.f.ReadAt(b, start); err != nil {
+					return err
+				}
+				i = bytes.LastIndexByte(b, '\n')
+			}
+			t.off = start + int64(i) + 1
+			t.partial = size - t.off
+			if t.partial > maxTailLine {
+				t.skip = true
+			} else if t.partial > 0 {
+				t.pending = make([]byte, t.partial)
+				if _, err := t.f.ReadAt(t.pending, t.off); err != nil {
+					return err
+				}
+			}
+			b = b[:max(i, 0)] // the whole lines of this chunk, the last newline left out
+			if i < 0 {
+				break // no newline at all: no whole line
+			}
+		}
+		// b holds [start, start+len(b)); carry continues its last line.
+		for len(recs) < n {
+			i := bytes.LastIndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			line := b[i+1:]
+			if len(carry) > 0 || long {
+				line = append(append([]byte(nil), line...), carry...)
+			}
+			take(line, start+int64(i)+1, long || len(line) > maxTailLine)
+			carry, long = carry[:0], false
+			b = b[:i]
+		}
+		if len(recs) >= n {
+			break
+		}
+		// b is the start of a line that began before this chunk.
+		if long || len(b)+len(carry) > maxTailLine {
+			carry, long = carry[:0], true
+		} else {
+			carry = append(append([]byte(nil), b...), carry...)
+		}
+		if start == 0 {
+			take(carry, 0, long)
+		}
+		end = start
+	}
+	t.lineUnknown = true
+	for i := len(bad) - 1; i >= 0; i-- {
+		t.bad++
+		t.trouble("lines that are not records", "%s", bad[i])
+	}
+	for i := min(len(recs), n) - 1; i >= 0; i-- {
+		t.records++
+		t.join(&recs[i])
+		t.con.print(recs[i])
+	}
+	return nil
+}
+
+// where names the line consume has just ended, for a message:
+// "history.jsonl:42", or, after printLastFromEnd, which does not count
+// the lines it skips, by the byte it starts at.
+func (t *tailer) where(start int64) string {
+	if t.lineUnknown {
+		return fmt.Sprintf("%s: the line at byte %d", t.path, start)
+	}
+	return fmt.Sprintf("%s:%d", t.path, t.line)
 }
 
 // consume reads from t.off to the end of the file, hands every whole,
@@ -258,15 +393,16 @@ func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
 				break
 			}
 			t.hold(chunk[:i])
+			lineStart := t.off
 			t.off += t.partial + 1
 			t.line++
 			if t.skip {
 				t.bad++
-				t.trouble("lines that are too long", "%s:%d: line longer than %d MiB; skipped\n", t.path, t.line, maxTailLine>>20)
+				t.trouble("lines that are too long", "%s: line longer than %d MiB; skipped\n", t.where(lineStart), maxTailLine>>20)
 			} else if line := bytes.TrimSpace(t.pending); len(line) > 0 {
 				if r, err := record.DecodeLine(line); err != nil {
 					t.bad++
-					t.trouble("lines that are not records", "%s:%d: %v\n", t.path, t.line, err)
+					t.trouble("lines that are not records", "%s: %v\n", t.where(lineStart), err)
 				} else {
 					t.records++
 					t.join(&r)
@@ -356,5 +492,5 @@ func (t *tailer) check() error {
 }
 
 func (t *tailer) restart() {
-	t.off, t.line, t.partial, t.pending, t.skip = 0, 0, 0, t.pending[:0], false
+	t.off, t.line, t.partial, t.pending, t.skip, t.lineUnknown = 0, 0, 0, t.pending[:0], false, false
 }

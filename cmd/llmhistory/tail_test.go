@@ -178,3 +178,62 @@ func TestTailerJoinsArgsPrefix(t *testing.T) {
 	tl.flushLast(func(r record.Record) { got = append(got, string(r.Args)) })
 	assert.Equal(t, want, got)
 }
+
+// tail -n of a large file reads it from its end, as far as its last n
+// records: lines before them are never read (a garbled start, which a
+// front-to-back read would report, is not), a line that is not a record
+// among those read is reported by the byte it starts at, and the line
+// being written at the end waits for its newline, then follows.
+func TestTailLargeFileReadsFromTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "history.jsonl")
+	var b strings.Builder
+	for b.Len() < 2*readWholeBelow {
+		b.WriteString("garbage at the start, never read\n")
+	}
+	for i := range 2000 {
+		b.WriteString(line(testRecord(100+i, true)))
+	}
+	badAt := b.Len()
+	b.WriteString("not a record near the end\n")
+	for i := range 3 {
+		b.WriteString(line(testRecord(9000+i, true)))
+	}
+	half := line(testRecord(9999, true))
+	b.WriteString(half[:30])
+	appendFile(t, path, b.String())
+
+	code, stdout, stderr := runCmd(t, "", "tail", "-n", "3", "-f=false", "-color", "never", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr, "neither the garbled start nor the bad line before the last three is read")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 3)
+	for i, l := range lines {
+		assert.Contains(t, l, fmt.Sprintf("…%08d", 9000+i), "oldest first")
+	}
+
+	code, stdout, stderr = runCmd(t, "", "tail", "-n", "5", "-f=false", "-color", "never", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fmt.Sprintf("history.jsonl: the line at byte %d: invalid JSON at offset 0: unexpected \"not\"\n", badAt),
+		strings.ReplaceAll(stderr, dir+string(filepath.Separator), ""))
+	assert.NotContains(t, stderr, "garbage")
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 5)
+	assert.Contains(t, lines[0], "…00002098")
+	assert.Contains(t, lines[4], "…00009002")
+
+	// Following: the unfinished line, once ended, is the next record.
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"tail", "-n", "1", "-poll", "5ms", "-color", "never", path}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "…00009002") }, 5*time.Second, 5*time.Millisecond)
+	appendFile(t, path, half[30:])
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "…00009999") }, 5*time.Second, 5*time.Millisecond, out.String())
+	cancel()
+	assert.Equal(t, exitOK, <-done)
+	assert.Empty(t, errb.String())
+}

@@ -103,7 +103,7 @@ func text(m *anthropic.Message) string {
 }
 
 // fakeAnthropic answers the Messages API, streamed or not, as Anthropic
-// does (the shapes of providers/anthropic/testdata): a message with text
+// does (the shapes of testdata/providers/anthropic): a message with text
 // blocks, stop_reason and usage; or named server-sent events from
 // message_start to message_stop, with a ping among them.
 func fakeAnthropic() http.Handler {

@@ -1,6 +1,7 @@
 // Command quickstart is the README's Quick start, whole: record the calls
-// of a go-openai client into a JSON Lines file, close the recorder, and
-// read the records back. The README's copy is tested to be this one.
+// of a go-openai client into a JSON Lines file of its own, close the
+// recorder, and read the records back. The README's copy is tested to be
+// this one.
 package main
 
 import (
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	sink, err := record.OpenJSONL("history.jsonl") // appends, one record per line
+	sink, err := record.OpenJSONL("quickstart.jsonl") // appends, one record per line
 	if err != nil {
 		panic(err)
 	}
@@ -23,17 +24,19 @@ func main() {
 
 	cfg := openai.DefaultConfig(os.Getenv("OPENAI_API_KEY"))
 	cfg.HTTPClient = rec.Client(nil) // the one line that records every call
-	ctx := middleware.WithTrace(context.Background(), "conversation-42")
+
+	ctx := middleware.WithUser(context.Background(), "user-42") // whose call it is
+	ctx = middleware.WithTags(ctx, "quickstart")                // which feature made it
 	_, err = openai.NewClientWithConfig(cfg).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model: openai.GPT4oMini, Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Hello!"}}})
 	fmt.Println("call:", err) // a failed call is recorded too
 
 	rec.Close() // emits what is pending and flushes the file: read it after, not before
-	f, _ := os.Open("history.jsonl")
+	f, _ := os.Open("quickstart.jsonl")
 	records, err := record.ReadJSONL(f) // every record, and which lines were not
 	for _, r := range records {
 		// Go fields, JSON names: CallID call_id, MethodName method_name, Outcome outcome_summary
-		fmt.Println(r.CallID, r.MethodName, r.Outcome.Status, r.Outcome.ErrorType, r.Usage)
+		fmt.Println(r.CallID, r.MethodName, r.UserID, r.Outcome, r.Usage)
 	}
 	fmt.Println("read:", err)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -84,26 +83,36 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if method == "" {
 		return providers.Call{}, false
 	}
-	call := providers.Call{
+	return ReadRequest(req, providers.Call{
 		Provider:   "anthropic",
 		MethodName: method,
 		Model:      urlModel,
 		Stream:     stream,
-		Args:       json.RawMessage("[]"),
-		Kwargs:     json.RawMessage("{}"),
-	}
+	}), true
+}
+
+// ReadRequest reads the body of a Messages request into call, whose
+// Provider, MethodName and Stream the caller has set. When call.Model is
+// set, the URL named the model (Claude on Vertex AI and on Amazon Bedrock,
+// whose bodies have none): it leads the kwargs, as it would in the body,
+// unless the body names one too. It is the reading ParseRequest does, for
+// a provider that carries Messages bodies under URLs of its own
+// (providers/bedrock's InvokeModel).
+func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
+	urlModel := call.Model
+	call.Args, call.Kwargs = json.RawMessage("[]"), json.RawMessage("{}")
 	body := bytes.TrimSpace(req.Body)
 	if req.BodyTruncated {
 		if len(body) > 0 {
 			call.Truncated = []string{"args", "kwargs"}
 		}
-		return call, true
+		return call
 	}
 	if len(body) == 0 || body[0] != '{' || !record.ValidJSON(body) {
 		if urlModel != "" {
 			call.Kwargs = json.RawMessage(`{"model":` + quote(urlModel) + `}`)
 		}
-		return call, true
+		return call
 	}
 	var (
 		args      [][]byte
@@ -115,7 +124,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = messages(v)
+			args, last = wire.ElidedElements(v)
 			return true
 		case "system":
 			system = v
@@ -135,7 +144,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		// API's instructions are.
 		turn := make([]byte, 0, len(system.Raw)+48)
 		turn = append(turn, `{"system":true,"role":"system","content":`...)
-		turn = append(turn, elide(system.Raw)...)
+		turn = append(turn, wire.Elide(system.Raw)...)
 		args = append([][]byte{append(turn, '}')}, args...)
 	}
 	var cut bool
@@ -146,43 +155,13 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if urlModel != "" && !bodyModel {
 		// Vertex AI takes the model from the URL; it leads the kwargs, as
 		// it would in the body.
-		kw.prepend(`"model"`, quote(urlModel))
+		kw.Prepend(`"model"`, quote(urlModel))
 	}
-	call.Kwargs = kw.json()
-	if len(call.Kwargs) > providers.MaxKwargsBytes {
-		call.Kwargs, kw.cut = json.RawMessage(`{"…":"[kwargs cut]"}`), true
-	}
-	if kw.cut {
-		call.Truncated = append(call.Truncated, "kwargs")
-	}
+	kw.Into(&call)
 	if last.Exists() {
 		call.Speaker = speaker(last)
 	}
-	return call, true
-}
-
-// messages returns the turns of a conversation, with their large inline
-// data (base64 images and documents, thinking signatures) elided, and the
-// last one. The turns are views into the body: FitArray copies them.
-func messages(v gjson.Result) ([][]byte, gjson.Result) {
-	if !v.IsArray() {
-		return [][]byte{elide(v.Raw)}, v
-	}
-	var out [][]byte
-	var last gjson.Result
-	v.ForEach(func(_, m gjson.Result) bool {
-		out = append(out, elide(m.Raw))
-		last = m
-		return true
-	})
-	return out, last
-}
-
-// elide returns raw with base64 data replaced by a marker: raw itself, a
-// view into the body, when there is none.
-func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
-	return out
+	return call
 }
 
 // speaker reads who spoke last. A user turn that only returns tool results
@@ -213,17 +192,8 @@ func speaker(last gjson.Result) string {
 	return record.SpeakerUser
 }
 
-// Bounds of one kwarg: longer values are content rather than settings.
-const (
-	maxParamString = 256
-	maxParam       = 1024
-)
-
 // kwargs gathers the parameters a request set, in the order it set them.
-type kwargs struct {
-	buf []byte
-	cut bool // a parameter was replaced by a marker
-}
+type kwargs struct{ wire.Params }
 
 func (k *kwargs) add(key, v gjson.Result) {
 	var raw string
@@ -238,43 +208,9 @@ func (k *kwargs) add(key, v gjson.Result) {
 	case "output_config":
 		raw = outputConfig(v)
 	default:
-		raw = v.Raw
-		if v.Type == gjson.String && len(raw) > maxParamString || len(raw) > maxParam {
-			raw, k.cut = `"…[`+strconv.Itoa(len(raw))+` bytes cut]"`, true
-		}
+		raw = k.Bounded(v)
 	}
-	k.append(key.Raw, raw) // the key as written, escapes and all
-}
-
-func (k *kwargs) append(quotedKey, raw string) {
-	if raw == "" {
-		return
-	}
-	if len(k.buf) == 0 {
-		k.buf = append(k.buf, '{')
-	} else {
-		k.buf = append(k.buf, ',')
-	}
-	k.buf = append(k.buf, quotedKey...)
-	k.buf = append(k.buf, ':')
-	k.buf = append(k.buf, raw...)
-}
-
-// prepend puts a parameter first.
-func (k *kwargs) prepend(quotedKey, raw string) {
-	rest := k.buf
-	k.buf = nil
-	k.append(quotedKey, raw)
-	if len(rest) > 1 {
-		k.buf = append(append(k.buf, ','), rest[1:]...)
-	}
-}
-
-func (k *kwargs) json() json.RawMessage {
-	if len(k.buf) == 0 {
-		return json.RawMessage("{}")
-	}
-	return append(k.buf, '}')
+	k.Append(key.Raw, raw) // the key as written, escapes and all
 }
 
 // names lists the elements of an array by the first of the given fields
@@ -312,13 +248,13 @@ func outputConfig(v gjson.Result) string {
 	var k kwargs
 	v.ForEach(func(key, val gjson.Result) bool {
 		if key.String() == "format" && val.IsObject() {
-			k.append(key.Raw, val.Get("type").Raw)
-		} else if len(val.Raw) <= maxParamString {
-			k.append(key.Raw, val.Raw)
+			k.Append(key.Raw, val.Get("type").Raw)
+		} else if len(val.Raw) <= wire.MaxParamString {
+			k.Append(key.Raw, val.Raw)
 		}
 		return true
 	})
-	return string(k.json())
+	return string(k.JSON())
 }
 
 // quote returns s as a JSON string.

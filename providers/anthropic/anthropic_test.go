@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,9 +19,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/anthropic/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "anthropic", name))
 	require.NoError(t, err)
 	return b
 }

@@ -60,7 +60,9 @@
 // A stop_reason of refusal is a content_filter failure that keeps the
 // finish reason, response id and usage, with stop_details' category and
 // explanation in its message. The output is the text blocks, concatenated;
-// thinking and redacted_thinking blocks are left out. tool_use blocks
+// thinking blocks are the reasoning, not the output (several a blank line
+// apart; a stream's thinking_delta fragments put together), and
+// redacted_thinking blocks, whose text is encrypted, are left out. tool_use blocks
 // (and the server_tool_use and mcp_tool_use calls Anthropic runs itself)
 // are tool calls, with their input as the arguments.
 //

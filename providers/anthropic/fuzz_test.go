@@ -45,7 +45,7 @@ const longBase64 = "iVBORw0KGgoAAAANSUhEUgAAiVBORw0KGgoAAAANSUhEUgAAiVBORw0KGgoA
 // FuzzParseResponse feeds any body, as a message, a count, a stream, an
 // error, whole or cut into head and tail.
 func FuzzParseResponse(f *testing.F) {
-	for _, name := range []string{"message.json", "message_tool_use.json", "message_thinking.json", "stream_text.sse", "stream_tool_use.sse", "stream_error_midstream.sse", "error_529_overloaded.json"} {
+	for _, name := range []string{"message.json", "message_tool_use.json", "message_thinking.json", "message_thinking_tool_use.json", "stream_text.sse", "stream_thinking.sse", "stream_tool_use.sse", "stream_error_midstream.sse", "error_529_overloaded.json"} {
 		b := testdata(f, name)
 		f.Add(b, 200, true, 0)
 		f.Add(b, 200, false, len(b)/2)

@@ -92,6 +92,7 @@ type message struct {
 	reason   string // stop_reason
 	refusal  string // what stop_details says of a refusal
 	text     strings.Builder
+	thinking strings.Builder // the thinking blocks' text, a blank line apart
 	calls    []providers.ToolCall
 	usage    providers.UsageReader // a field a later event carries replaces the earlier value
 	finished bool
@@ -135,22 +136,34 @@ func (m *message) object(root gjson.Result, raw []byte) {
 	m.usage.Read(usage)
 }
 
-// block reads one content block of a whole Message. Thinking and
-// redacted_thinking blocks are not output; tool_use blocks are calls, as
-// are the calls Anthropic runs itself (server_tool_use, mcp_tool_use).
+// block reads one content block of a whole Message. Thinking blocks are
+// reasoning, not output (a redacted_thinking block has no text to keep);
+// tool_use blocks are calls, as are the calls Anthropic runs itself
+// (server_tool_use, mcp_tool_use).
 func (m *message) block(b gjson.Result) {
-	typ, text, id, name, input := blockFields(b)
+	typ, text, id, name, input, thinking := blockFields(b)
 	switch typ.String() {
 	case "text":
 		writeText(&m.text, text.String())
+	case "thinking":
+		m.thinkingBlock()
+		writeText(&m.thinking, thinking.String())
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		m.calls = append(m.calls, providers.ToolCall{ID: id.String(), Name: name.String(), Arguments: input.Raw})
 	}
 }
 
+// thinkingBlock starts a thinking block's text: a blank line after the
+// block before.
+func (m *message) thinkingBlock() {
+	if m.thinking.Len() > 0 {
+		m.thinking.WriteString("\n\n")
+	}
+}
+
 // blockFields reads the members of a content block that the whole
 // Message and a stream's content_block_start share, in one walk.
-func blockFields(b gjson.Result) (typ, text, id, name, input gjson.Result) {
+func blockFields(b gjson.Result) (typ, text, id, name, input, thinking gjson.Result) {
 	b.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "type":
@@ -163,10 +176,12 @@ func blockFields(b gjson.Result) (typ, text, id, name, input gjson.Result) {
 			name = v
 		case "input":
 			input = v
+		case "thinking":
+			thinking = v
 		}
 		return true
 	})
-	return typ, text, id, name, input
+	return typ, text, id, name, input, thinking
 }
 
 // tail reads what the end of a body cut by the recorder still holds: a
@@ -250,6 +265,7 @@ func (m *message) result() providers.Result {
 		Outcome:   record.Success(m.class),
 		Model:     m.model,
 		Output:    m.text.String(),
+		Reasoning: m.thinking.String(),
 		ToolCalls: m.calls,
 		Finished:  m.finished,
 	}

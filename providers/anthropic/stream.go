@@ -58,22 +58,7 @@ func parseStream(resp *providers.Response) providers.Result {
 		// Bytes, but not one event: nothing a client could read.
 		return providers.NotJSON(len(resp.Body))
 	}
-	for _, b := range s.blocks {
-		c := &s.m.calls[b.call]
-		if len(b.args) > 0 {
-			c.Arguments = string(b.args)
-		} else {
-			c.Arguments = b.input // "{}" for a call without arguments
-		}
-	}
-	s.m.finished = s.stopped || s.m.failed
-	res := s.m.result()
-	if resp.EOF && !res.Finished && res.Outcome.OK {
-		// Read to its end without message_stop: the caller cannot know it
-		// had the whole answer, whatever came before.
-		providers.Unfinished(&res, "the stream ended without message_stop")
-	}
-	return res
+	return s.result(resp.EOF)
 }
 
 func (s *stream) scan(b []byte) {
@@ -156,10 +141,13 @@ func (s *stream) messageStart(msg gjson.Result) {
 }
 
 func (s *stream) blockStart(index int64, cb gjson.Result) {
-	typ, text, id, name, input := blockFields(cb)
+	typ, text, id, name, input, thinking := blockFields(cb)
 	switch typ.String() {
 	case "text":
 		writeText(&s.m.text, text.String())
+	case "thinking":
+		s.m.thinkingBlock()
+		writeText(&s.m.thinking, thinking.String()) // "" when its deltas follow
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		if s.latest == nil {
 			s.latest = make(map[int64]int)
@@ -170,10 +158,11 @@ func (s *stream) blockStart(index int64, cb gjson.Result) {
 	}
 }
 
-// blockDelta applies one fragment: text to the output, partial JSON to its
-// call. Thinking and its signature are not output.
+// blockDelta applies one fragment: text to the output, thinking to the
+// reasoning, partial JSON to its call. A thinking block's signature is
+// neither.
 func (s *stream) blockDelta(index int64, d gjson.Result) {
-	var typ, text, partial gjson.Result
+	var typ, text, partial, thinking gjson.Result
 	d.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "type":
@@ -182,12 +171,16 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 			text = v
 		case "partial_json":
 			partial = v
+		case "thinking":
+			thinking = v
 		}
 		return true
 	})
 	switch typ.String() {
 	case "text_delta":
 		writeText(&s.m.text, text.String())
+	case "thinking_delta":
+		writeText(&s.m.thinking, thinking.String())
 	case "input_json_delta":
 		// Looked up, not searched for from the latest block back: a stream
 		// that starts many calls and then sends the first one's fragments
@@ -197,4 +190,67 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 			b.args = append(b.args, partial.String()...)
 		}
 	}
+}
+
+// Events assembles a Messages stream whose events come one at a time,
+// each the JSON of one event (what an SSE frame's "data:" holds), framed
+// otherwise than by SSE: Amazon Bedrock's InvokeModelWithResponseStream
+// carries each event in an eventstream message of its own
+// (providers/bedrock). The events are read as ParseResponse reads a
+// stream's. The zero value is ready to use; an Events is not safe for
+// concurrent use.
+type Events struct {
+	s    stream
+	init bool
+}
+
+// Add reads one event and reports whether the stream may go on: false
+// once an error event ended it. data must not change until Result has
+// returned: what is kept of it is copied only then.
+func (e *Events) Add(data []byte) bool {
+	if !e.init {
+		e.s.m.class, e.init = ClassMessage, true
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || !record.ValidJSON(data) {
+		return !e.s.m.failed // not an event: skipped, as a stream's cut frame is
+	}
+	e.s.events++
+	e.s.event("", wire.Parse(data), data)
+	return !e.s.m.failed
+}
+
+// Events reports how many events were read.
+func (e *Events) Events() int { return e.s.events }
+
+// Result settles the outcome of the events read, as ParseResponse settles
+// a stream's: message_stop makes it finished, and a stream read to its end
+// (eof) without one is record.ErrorIncomplete. The result owns its strings.
+func (e *Events) Result(eof bool) providers.Result {
+	if !e.init {
+		e.s.m.class, e.init = ClassMessage, true
+	}
+	res := e.s.result(eof)
+	wire.Detach(&res)
+	return res
+}
+
+// result settles the stream's outcome once its events are read.
+func (s *stream) result(eof bool) providers.Result {
+	for _, b := range s.blocks {
+		c := &s.m.calls[b.call]
+		if len(b.args) > 0 {
+			c.Arguments = string(b.args)
+		} else {
+			c.Arguments = b.input // "{}" for a call without arguments
+		}
+	}
+	s.m.finished = s.stopped || s.m.failed
+	res := s.m.result()
+	if eof && !res.Finished && res.Outcome.OK {
+		// Read to its end without message_stop: the caller cannot know it
+		// had the whole answer, whatever came before.
+		providers.Unfinished(&res, "the stream ended without message_stop")
+	}
+	return res
 }

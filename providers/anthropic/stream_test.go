@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -149,7 +150,7 @@ func TestMessageHeadAndTail(t *testing.T) {
 // diff.
 func TestGolden(t *testing.T) {
 	for _, name := range []string{
-		"message.json", "message_max_tokens.json", "message_tool_use.json", "message_thinking.json",
+		"message.json", "message_max_tokens.json", "message_tool_use.json", "message_thinking.json", "message_thinking_tool_use.json",
 		"message_redacted_thinking.json", "message_cache_write_1h.json", "message_cache_read.json",
 		"stream_text.sse", "stream_tool_use.sse", "stream_thinking.sse", "stream_error_midstream.sse",
 		"error_529_overloaded.json",
@@ -218,4 +219,30 @@ func TestStreamFragmentsFindTheirBlock(t *testing.T) {
 		{ID: "c", Name: "f", Arguments: `[2]`},
 		{ID: "d", Name: "f", Arguments: `"to d"`},
 	}, res.ToolCalls)
+}
+
+// Thinking is the reasoning, not the output: a whole Message's thinking
+// blocks and a stream's thinking deltas give the same text, a redacted
+// block gives none, and several blocks are a blank line apart.
+func TestThinkingIsReasoning(t *testing.T) {
+	p := anthropic.Provider{}
+	res := p.ParseResponse(createCall, response(200, testdata(t, "message_thinking_tool_use.json")))
+	assert.Equal(t, `The user is asking about the weather in Boston. I have access to a get_weather function that takes a location parameter. I should call this function with "Boston" as the location.`, res.Reasoning)
+	assert.Empty(t, res.Output)
+	assert.Equal(t, []providers.ToolCall{{ID: "toolu_01E8myeoMN7KKGeCQnAgGd3F", Name: "get_weather", Arguments: `{"location":"Boston"}`}}, res.ToolCalls)
+
+	res = p.ParseResponse(createCall, response(200, testdata(t, "message_redacted_thinking.json")))
+	assert.Empty(t, res.Reasoning, "a redacted block has no text")
+	assert.NotEmpty(t, res.Output)
+
+	streamed := response(200, testdata(t, "stream_thinking.sse"))
+	streamed.Stream = true
+	res = p.ParseResponse(createCall, streamed)
+	assert.True(t, strings.HasPrefix(res.Reasoning, "This is a simple addition problem. Let me think through it step by step."), res.Reasoning)
+	assert.NotContains(t, res.Output, "Let me think through it")
+
+	two := []byte(`{"type":"message","id":"m","content":[{"type":"thinking","thinking":"first","signature":"s"},{"type":"tool_use","id":"t","name":"f","input":{}},{"type":"thinking","thinking":"second","signature":"s"},{"type":"text","text":"done"}],"stop_reason":"end_turn"}`)
+	res = p.ParseResponse(createCall, response(200, two))
+	assert.Equal(t, "first\n\nsecond", res.Reasoning)
+	assert.Equal(t, "done", res.Output)
 }

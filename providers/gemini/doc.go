@@ -63,7 +63,8 @@
 // candidate's finishReason, and the usage from usageMetadata: prompt,
 // candidates, thoughts (reasoning) and cached-content tokens, and the
 // total, which already counts the thoughts. The output is the text of the
-// first candidate's parts, thought parts left out; each functionCall part
+// first candidate's parts, thought parts left out (they are the
+// reasoning, put together in order); each functionCall part
 // is a tool call, with its args as written.
 //
 // A finish reason of SAFETY, RECITATION, PROHIBITED_CONTENT, BLOCKLIST,

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,9 +18,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/gemini/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "gemini", name))
 	require.NoError(t, err)
 	return b
 }
@@ -252,6 +255,8 @@ func TestParseResponseThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, "gemini-2.5-pro", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501}, res.Usage, "output counts the thoughts: 509 = 8 candidates + 501 thoughts; 547 = 38 + 509")
 	assert.Empty(t, res.Output, "the thought summary is not output")
+	assert.True(t, strings.HasPrefix(res.Reasoning, "**Thinking Through the New Year's Eve Calculation**\n\nOkay, so the user wants to know"), "the thought summary is the reasoning: %q", res.Reasoning)
+	assert.True(t, strings.HasSuffix(res.Reasoning, "I think this will all work.\n"), res.Reasoning)
 	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
 	assert.True(t, res.Finished)
 }
@@ -271,6 +276,9 @@ func TestParseStreamThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, "gemini-2.5-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168}, res.Usage)
 	assert.Empty(t, res.Output, "two thought chunks, no text")
+	// The two thought chunks, put together.
+	assert.True(t, strings.HasPrefix(res.Reasoning, "**Calculating the Days**\n\nI've determined the user's request"), res.Reasoning)
+	assert.Contains(t, res.Reasoning, "calculation to find the time difference.\n\n\n**Determining the Approach**\n\nI'm now zeroing in on the best method.")
 	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
 	assert.True(t, res.Finished)
 }

@@ -157,6 +157,7 @@ type assembler struct {
 	class    string
 	res      providers.Result
 	text     []byte                // the first candidate's text, thoughts left out
+	thoughts []byte                // the first candidate's thoughts: its reasoning
 	scratch  *[]byte               // the recorder's buffer for text, if it lends one
 	usage    providers.UsageReader // cumulative in a stream: the last counts
 	reason   string                // the first candidate's finish reason
@@ -261,7 +262,9 @@ func (a *assembler) candidate(c gjson.Result) bool {
 }
 
 // part reads one part of the first candidate: text that is not a thought
-// goes to the output, a function call to the tool calls.
+// goes to the output, a thought (what includeThoughts asks for: a summary
+// of the model's thinking) to the reasoning, a function call to the tool
+// calls.
 func (a *assembler) part(part gjson.Result) {
 	var text, call gjson.Result
 	thought := false
@@ -291,14 +294,22 @@ func (a *assembler) part(part gjson.Result) {
 		})
 		a.res.ToolCalls = append(a.res.ToolCalls, tc)
 	}
-	if text.Type == gjson.String && !thought {
-		t := text.String()
-		if cap(a.text)-len(a.text) < len(t) {
-			// Double, where append grows a large buffer by only 1.25×.
-			a.text = slices.Grow(a.text, max(len(t), cap(a.text)))
+	if text.Type == gjson.String {
+		if thought {
+			a.thoughts = appendDoubling(a.thoughts, text.String())
+		} else {
+			a.text = appendDoubling(a.text, text.String())
 		}
-		a.text = append(a.text, t...)
 	}
+}
+
+// appendDoubling appends s to b, growing b by doubling, where append
+// grows a large buffer by only 1.25×.
+func appendDoubling(b []byte, s string) []byte {
+	if cap(b)-len(b) < len(s) {
+		b = slices.Grow(b, max(len(s), cap(b)))
+	}
+	return append(b, s...)
 }
 
 // fail ends the outcome with an error object the response carried: the
@@ -353,6 +364,10 @@ func (a *assembler) result() providers.Result {
 		}
 	} else if len(a.text) > 0 {
 		res.Output = string(a.text)
+	}
+	if len(a.thoughts) > 0 {
+		// The assembler's own buffer, written no more.
+		res.Reasoning = unsafe.String(&a.thoughts[0], len(a.thoughts))
 	}
 	switch {
 	case a.failed:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,7 +117,7 @@ func TestParseResponse(t *testing.T) {
 }
 
 func TestParseStream(t *testing.T) {
-	b, err := os.ReadFile("../testdata/openai_chat_stream.sse")
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "openai", "openai_chat_stream.sse"))
 	require.NoError(t, err)
 	resp := response(200, "text/event-stream", string(b))
 	resp.Stream = true

@@ -26,6 +26,13 @@
 // fragments by index (only a call's first fragment has its id and name),
 // usage from the last chunk (every other has "usage": null), [DONE] as the
 // end; Responses API events by type, ending with response.completed.
+// The reasoning is assembled too: the Responses API's reasoning summaries
+// (and reasoning text), parts a blank line apart, and the
+// reasoning_content (or reasoning) that OpenAI-compatible servers such as
+// DeepSeek, Moonshot, vLLM and OpenRouter send beside a chat message or
+// delta. The response's service_tier and system_fingerprint are kept as
+// it gives them (a Responses stream's last word on the tier is
+// response.completed's).
 // Error bodies, {"error": {message, type, param, code}} with a string or
 // integer code, map onto the taxonomy of package record through
 // [providers.ClassifyError]: rate_limit_exceeded is a retriable rate

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,9 +20,11 @@ import (
 	"github.com/llmhistory/llmhistory/record"
 )
 
+// testdata returns a captured payload of the repository's shared corpus,
+// testdata/providers/openai/<name> (testdata/README.md says where it came from).
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "providers", "openai", name))
 	require.NoError(t, err)
 	return b
 }
@@ -378,7 +381,8 @@ func TestStreamEdgeCases(t *testing.T) {
 func TestResultOutlivesTheBody(t *testing.T) {
 	// The recorder reuses capture buffers: nothing in a result may point
 	// into the body it was parsed from.
-	for _, name := range []string{"openai_chat_response.json", "openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse"} {
+	for _, name := range []string{"openai_chat_response.json", "openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse",
+		"chat_response_reasoning_content_tool_calls.json", "responses_stream_reasoning_summary.sse"} {
 		body := testdata(t, name)
 		stream := strings.HasSuffix(name, ".sse")
 		resp := response(200, body)
@@ -444,13 +448,12 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 func FuzzParseResponse(f *testing.F) {
-	for _, name := range []string{"openai_chat_response.json", "openai_responses_response.json", "openai_error_429.json"} {
-		b, _ := os.ReadFile("testdata/" + name)
-		f.Add(200, b, false)
+	for _, name := range []string{"openai_chat_response.json", "openai_responses_response.json", "openai_error_429.json",
+		"chat_response_reasoning_content_tool_calls.json", "responses_reasoning_summary.json"} {
+		f.Add(200, testdata(f, name), false)
 	}
-	for _, name := range []string{"openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse"} {
-		b, _ := os.ReadFile("testdata/" + name)
-		f.Add(200, b, true)
+	for _, name := range []string{"openai_chat_stream.sse", "openai_chat_stream_parallel_tools.sse", "responses_stream.sse", "responses_stream_reasoning_summary.sse"} {
+		f.Add(200, testdata(f, name), true)
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte, stream bool) {
 		res := openai.Provider{}.ParseResponse(chatCall, &providers.Response{StatusCode: status, Body: body, Stream: stream, Tail: body, Truncated: stream && len(body)%2 == 0})
@@ -521,4 +524,89 @@ func TestScratchGivesTheSameResult(t *testing.T) {
 		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
 		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
 	}
+}
+
+// Reasoning, service tier and fingerprint, from captured responses: an
+// OpenAI-compatible server's reasoning_content beside a tool call, and
+// OpenAI's Responses reasoning summaries, whole and streamed.
+func TestReasoningTierAndFingerprint(t *testing.T) {
+	p := openai.Provider{}
+	responses := &providers.Call{MethodName: openai.MethodResponses}
+
+	res := p.ParseResponse(chatCall, response(200, testdata(t, "chat_response_reasoning_content_tool_calls.json")))
+	assert.Equal(t, "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter.", res.Reasoning)
+	assert.Equal(t, []providers.ToolCall{{ID: "get_weather:0", Name: "get_weather", Arguments: `{"location": "Beijing"}`}}, res.ToolCalls)
+	assert.Empty(t, res.Output)
+	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
+
+	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response.json")))
+	assert.Equal(t, "default", res.ServiceTier)
+	assert.Empty(t, res.SystemFingerprint, `"system_fingerprint": null`)
+	assert.Empty(t, res.Reasoning)
+
+	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream.sse")))
+	assert.Equal(t, "fp_143bb8492c", res.SystemFingerprint, "every chunk carries it")
+
+	res = p.ParseResponse(responses, response(200, testdata(t, "openai_responses_response.json")))
+	assert.Equal(t, "default", res.ServiceTier)
+	assert.Empty(t, res.Reasoning)
+
+	res = p.ParseResponse(responses, response(200, testdata(t, "responses_reasoning_summary.json")))
+	assert.Equal(t, "default", res.ServiceTier)
+	parts := strings.Split(res.Reasoning, "\n\n**")
+	assert.Len(t, parts, 6, "six summary parts, a blank line apart")
+	assert.True(t, strings.HasPrefix(res.Reasoning, "**Considering street crossing safety**\n\nI need to parse the user's query"), res.Reasoning)
+	assert.True(t, strings.HasPrefix(res.Output, "Here’s a simple, safe way to cross a street:"), "the summary is not the output")
+	assert.NotContains(t, res.Output, "Considering street crossing safety")
+
+	res = p.ParseResponse(responses, streamResponse(testdata(t, "responses_stream_reasoning_summary.sse")))
+	assert.True(t, res.Outcome.OK)
+	assert.Equal(t, "default", res.ServiceTier, "response.completed's, not response.created's auto")
+	assert.Empty(t, res.SystemFingerprint)
+	// What the stream's four reasoning_summary_text.done events say, a
+	// blank line apart: the deltas put together.
+	var want []string
+	providers.ScanSSE(testdata(t, "responses_stream_reasoning_summary.sse"), func(ev providers.Event) bool {
+		if ev.Name == "response.reasoning_summary_text.done" {
+			var done struct{ Text string }
+			require.NoError(t, json.Unmarshal(ev.Data, &done))
+			want = append(want, done.Text)
+		}
+		return true
+	})
+	require.Len(t, want, 4)
+	assert.Equal(t, strings.Join(want, "\n\n"), res.Reasoning)
+	assert.True(t, strings.HasPrefix(want[0], "**Providing street crossing instructions**"))
+	assert.NotContains(t, res.Output, "**Providing street crossing instructions**")
+	assert.NotEmpty(t, res.Output)
+}
+
+// Chat streams of OpenAI-compatible servers carry the reasoning in each
+// delta: reasoning_content (DeepSeek, Moonshot, vLLM, SGLang) or
+// reasoning (OpenRouter, newer vLLM); a server that sends both sends the
+// same text, which is kept once. The chunks follow DeepSeek's documented
+// shape (no captured stream was found).
+func TestStreamedReasoning(t *testing.T) {
+	chunk := func(delta string) string {
+		return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","system_fingerprint":"fp_7e73fd9a08","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":null}]}`
+	}
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		t.Run(key, func(t *testing.T) {
+			body := sse(
+				chunk(`{"role":"assistant","content":null,"`+key+`":""}`),
+				chunk(`{"content":null,"`+key+`":"Okay, "}`),
+				chunk(`{"content":null,"`+key+`":"2 + 2 is 4."}`),
+				chunk(`{"content":"4","`+key+`":null}`),
+				`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","system_fingerprint":"fp_7e73fd9a08","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop"}]}`,
+				"[DONE]")
+			res := openai.Provider{}.ParseResponse(chatCall, streamResponse(body))
+			assert.Equal(t, "Okay, 2 + 2 is 4.", res.Reasoning)
+			assert.Equal(t, "4", res.Output)
+			assert.Equal(t, "fp_7e73fd9a08", res.SystemFingerprint)
+			assert.True(t, res.Outcome.OK)
+		})
+	}
+	res := openai.Provider{}.ParseResponse(chatCall, streamResponse(sse(
+		chunk(`{"content":null,"reasoning_content":"once","reasoning":"once"}`), "[DONE]")))
+	assert.Equal(t, "once", res.Reasoning, "both keys: the text once")
 }

@@ -41,7 +41,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		res                            providers.Result
 		object, id, model, status      []byte
 		choices, usage, output, errObj []byte
-		incomplete                     []byte
+		incomplete, tier, fingerprint  []byte
 	)
 	// One pass validates the body and finds its members; they are parsed
 	// only as they are used.
@@ -65,6 +65,10 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 			errObj = v
 		case "incomplete_details":
 			incomplete = v
+		case "service_tier":
+			tier = v
+		case "system_fingerprint":
+			fingerprint = v
 		}
 		return true
 	})
@@ -83,6 +87,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 	res.Outcome = record.Success(class)
 	res.Outcome.ResponseID = wire.Parse(id).String()
 	res.Model = wire.Parse(model).String()
+	res.ServiceTier, res.SystemFingerprint = str(tier), str(fingerprint)
 	readUsage(&res, wire.Parse(usage))
 	res.Finished = true
 	switch class {
@@ -134,6 +139,15 @@ func truncated(call *providers.Call, resp *providers.Response) providers.Result 
 	return res
 }
 
+// str reads a raw JSON string as a view (wire.Detach copies it); any
+// other value, null among them, is "".
+func str(v []byte) string {
+	if len(v) == 0 || v[0] != '"' {
+		return ""
+	}
+	return wire.Parse(v).String()
+}
+
 // expectsJSON reports whether a method's successful response is a JSON
 // document, so that anything else is a failure to decode.
 func expectsJSON(method string) bool {
@@ -175,10 +189,14 @@ type choiceSet struct {
 	text    []byte  // choice 0: what the model said
 	scratch *[]byte // the recorder's buffer for text, if it lends one
 	refusal []byte
-	calls   []providers.ToolCall
-	byIndex map[int64]int // stream tool-call index -> calls position
-	pieces  []callPieces  // a stream's fragments of calls[i], joined by finish
-	reason  string
+	// reasoning is what OpenAI-compatible servers send beside the text:
+	// reasoning_content (DeepSeek, Moonshot, vLLM, SGLang), or
+	// reasoning (OpenRouter, newer vLLM). OpenAI itself sends none.
+	reasoning []byte
+	calls     []providers.ToolCall
+	byIndex   map[int64]int // stream tool-call index -> calls position
+	pieces    []callPieces  // a stream's fragments of calls[i], joined by finish
+	reason    string
 }
 
 // callPieces gathers what a stream sends of a tool call a fragment at a
@@ -216,8 +234,13 @@ func (c *choiceSet) message(ch []byte) {
 }
 
 func (c *choiceSet) messageFields(m []byte) {
+	var content, reasoning []byte
 	record.EachValidMember(m, func(k, v []byte) bool {
 		switch string(k) {
+		case "reasoning_content":
+			content = v
+		case "reasoning":
+			reasoning = v
 		case "content":
 			if v[0] == '"' {
 				if len(c.text) > 0 {
@@ -246,6 +269,25 @@ func (c *choiceSet) messageFields(m []byte) {
 		}
 		return true
 	})
+	if r := reasoningOf(content, reasoning); len(r) > 0 {
+		if len(c.reasoning) > 0 {
+			c.reasoning = append(c.reasoning, '\n') // another choice (n > 1)
+		}
+		c.reasoning = appendJSONText(c.reasoning, r)
+	}
+}
+
+// reasoningOf picks the reasoning of a message or delta: reasoning_content
+// when it is a string, else reasoning (a server that sends both sends the
+// same text twice); nil when neither is.
+func reasoningOf(content, reasoning []byte) []byte {
+	switch {
+	case len(content) > 0 && content[0] == '"':
+		return content
+	case len(reasoning) > 0 && reasoning[0] == '"':
+		return reasoning
+	}
+	return nil
 }
 
 // delta reads one choice of a stream chunk, its raw bytes (valid JSON:
@@ -281,8 +323,13 @@ func (c *choiceSet) delta(ch []byte) {
 	if len(d) == 0 || d[0] != '{' {
 		return
 	}
+	var rContent, rText []byte
 	record.EachValidMember(d, func(k, v []byte) bool {
 		switch string(k) {
+		case "reasoning_content":
+			rContent = v
+		case "reasoning":
+			rText = v
 		case "content":
 			c.text = appendJSONText(c.text, v)
 		case "refusal":
@@ -303,6 +350,9 @@ func (c *choiceSet) delta(ch []byte) {
 		}
 		return true
 	})
+	if r := reasoningOf(rContent, rText); len(r) > 0 {
+		c.reasoning = appendJSONText(c.reasoning, r)
+	}
 }
 
 // smallInt reads a JSON number that is a small non-negative integer (an
@@ -354,6 +404,7 @@ func (c *choiceSet) finish(res *providers.Result) {
 		*c.scratch = c.text[:0] // grown, for the next call
 	}
 	res.Refusal = ownString(c.refusal)
+	res.Reasoning = ownString(c.reasoning)
 	joinPieces(c.calls, c.pieces)
 	res.ToolCalls = c.calls
 	res.Outcome.FinishReason = c.reason
@@ -376,8 +427,12 @@ func contentFiltered(res *providers.Result) {
 type outputSet struct {
 	text    strings.Builder
 	refusal strings.Builder
-	calls   []providers.ToolCall
-	pieces  []callPieces // a stream's argument deltas of calls[i], joined by finish
+	// reasoning is the reasoning items' summaries (what OpenAI shows of
+	// its models' reasoning) and reasoning text (what servers running
+	// open models send whole), parts apart by a blank line.
+	reasoning strings.Builder
+	calls     []providers.ToolCall
+	pieces    []callPieces // a stream's argument deltas of calls[i], joined by finish
 }
 
 // joinPieces appends to each call what its fragments gathered: views of
@@ -413,12 +468,31 @@ func (o *outputSet) item(item gjson.Result) {
 			args = item.Get("input")
 		}
 		o.calls = append(o.calls, providers.ToolCall{ID: item.Get("call_id").String(), Name: item.Get("name").String(), Arguments: args.String()})
+	case "reasoning":
+		read := func(_, part gjson.Result) bool {
+			if t := part.Get("type").String(); t == "summary_text" || t == "reasoning_text" {
+				o.reasoningPart()
+				o.reasoning.WriteString(part.Get("text").String())
+			}
+			return true
+		}
+		item.Get("summary").ForEach(read)
+		item.Get("content").ForEach(read)
+	}
+}
+
+// reasoningPart starts a part of the reasoning: a blank line after the
+// one before, as OpenAI shows a summary's parts.
+func (o *outputSet) reasoningPart() {
+	if o.reasoning.Len() > 0 {
+		o.reasoning.WriteString("\n\n")
 	}
 }
 
 func (o *outputSet) finish(res *providers.Result) {
 	res.Output = o.text.String()
 	res.Refusal = o.refusal.String()
+	res.Reasoning = o.reasoning.String()
 	joinPieces(o.calls, o.pieces)
 	res.ToolCalls = o.calls
 }

@@ -81,6 +81,7 @@ func (s *stream) scan(b []byte) {
 // eventFields are the raw fields of one stream event the parser reads.
 type eventFields struct {
 	typ, object, id, model, choices, usage, errObj, delta, response, item, outIdx []byte
+	tier, fingerprint                                                             []byte
 }
 
 func (f *eventFields) take(k, v []byte) bool {
@@ -107,6 +108,10 @@ func (f *eventFields) take(k, v []byte) bool {
 		f.item = v
 	case "output_index":
 		f.outIdx = v
+	case "service_tier":
+		f.tier = v
+	case "system_fingerprint":
+		f.fingerprint = v
 	}
 	return true
 }
@@ -125,6 +130,13 @@ func (s *stream) event(f *eventFields, data []byte) {
 		// An error in the middle of a 200 stream.
 		s.fail(providers.ClassifyError(500, data))
 		return
+	}
+	// Every chunk of a chat stream repeats them: the first says it.
+	if s.res.ServiceTier == "" {
+		s.res.ServiceTier = str(f.tier)
+	}
+	if s.res.SystemFingerprint == "" {
+		s.res.SystemFingerprint = str(f.fingerprint)
 	}
 	if len(f.choices) > 0 {
 		s.chunks = true
@@ -147,6 +159,14 @@ func (s *stream) event(f *eventFields, data []byte) {
 		s.output.text.WriteString(delta.String())
 	case "response.refusal.delta":
 		s.output.refusal.WriteString(delta.String())
+	case "response.reasoning_summary_part.added":
+		s.output.reasoningPart()
+	case "response.content_part.added":
+		if p(data).Get("part.type").String() == "reasoning_text" {
+			s.output.reasoningPart()
+		}
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		s.output.reasoning.WriteString(delta.String())
 	case "response.output_item.added":
 		if t := item.Get("type").String(); t == "function_call" || t == "custom_tool_call" {
 			if s.byItem == nil {
@@ -188,6 +208,11 @@ func (s *stream) responseObject(r gjson.Result) {
 	}
 	if m := r.Get("model"); m.Type == gjson.String {
 		s.res.Model = m.String()
+	}
+	if t := r.Get("service_tier"); t.Type == gjson.String {
+		// The last says what served it: response.created repeats the
+		// request's "auto", response.completed names the tier.
+		s.res.ServiceTier = t.String()
 	}
 	if u := r.Get("usage"); u.IsObject() {
 		readUsage(&s.res, u)
