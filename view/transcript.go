@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"encoding/json"
 	"hash/maphash"
 	"slices"
@@ -220,36 +219,35 @@ func quickRole(el []byte) string {
 	return r
 }
 
-// recordedAnswer is the answer a record stored: output, reasoning and
-// tool calls, which the recorder keeps when asked to; nil when none.
-// tool_calls and reasoning are read from the raw record, so that they
-// show whichever version of the record package wrote them.
+// recordedAnswer is the answer a record stored: its reasoning, output and
+// tool calls, which the recorder keeps when asked to
+// (middleware.WithOutput); nil when none.
 func recordedAnswer(c *Call) *message {
+	r := &c.Record
 	m := &message{Role: roleAssistant, Label: "recorded output"}
-	var extra struct {
-		Reasoning string `json:"reasoning"`
-		ToolCalls []struct {
-			ID        string          `json:"id"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"tool_calls"`
+	if r.Reasoning != "" {
+		m.Parts = append(m.Parts, &part{Kind: partThinking, Text: r.Reasoning})
 	}
-	if len(c.Raw) > 0 && (bytes.Contains(c.Raw, []byte(`"reasoning"`)) || bytes.Contains(c.Raw, []byte(`"tool_calls"`))) {
-		_ = json.Unmarshal(c.Raw, &extra) // fields of another shape are shown with the others
+	if r.Output != "" {
+		m.Parts = append(m.Parts, textPart(r.Output))
 	}
-	if extra.Reasoning != "" {
-		m.Parts = append(m.Parts, &part{Kind: partThinking, Text: extra.Reasoning})
-	}
-	if c.Record.Output != "" {
-		m.Parts = append(m.Parts, textPart(c.Record.Output))
-	}
-	for _, tcall := range extra.ToolCalls {
-		m.Parts = append(m.Parts, toolCall(tcall.ID, tcall.Name, tcall.Arguments))
+	for _, tc := range r.ToolCalls {
+		m.Parts = append(m.Parts, toolCall(tc.ID, tc.Name, quoteArgs(tc.Arguments)))
 	}
 	if len(m.Parts) == 0 {
 		return nil
 	}
 	return m
+}
+
+// quoteArgs is a tool call's arguments, as the model wrote them, as the
+// JSON string toolCall reads.
+func quoteArgs(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	b, _ := json.Marshal(s)
+	return b
 }
 
 func thinkingOf(m *message) *part {

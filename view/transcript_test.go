@@ -172,13 +172,13 @@ func TestTranscriptBedrockAndUnknown(t *testing.T) {
 	require.True(t, tcs[0].New[1].Parts[1].Result.IsError)
 }
 
-// The recorder's stored answer (output, tool_calls, reasoning, read from
-// the raw record so that a newer writer's fields show) answers a call
-// that no later call continues.
+// The recorder's stored answer (output, tool_calls, reasoning) answers a
+// call that no later call continues.
 func TestTranscriptRecordedAnswer(t *testing.T) {
 	cs := calls(`[{"role":"user","content":"Plan it."}]`)
 	cs[0].Record.Output = "Step one."
-	cs[0].Raw = json.RawMessage(`{"call_id":"a","output":"Step one.","reasoning":"Think.","tool_calls":[{"id":"t1","name":"plan","arguments":"{}"}]}`)
+	cs[0].Record.Reasoning = "Think."
+	cs[0].Record.ToolCalls = []record.ToolCall{{ID: "t1", Name: "plan", Arguments: "{}"}}
 	tcs := buildTranscript(cs, 0, 0, 1)
 	assert.Equal(t, []string{
 		"user: text Plan it.", "[call a]", "answer assistant: thinking Think. | text Step one. | call plan#t1({})",

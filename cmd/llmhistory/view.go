@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,8 +35,8 @@ Pages answer only to the names of a loopback address (127.0.0.1,
 localhost, ::1), so that no web site can read them through DNS rebinding.
 It is read-only: it changes no file. Interrupt (Ctrl-C) to stop.
 
-Flags may come before or after the files. Lines that are not records are
-counted and skipped; the pages list the first few.`
+Lines that are not records are counted and skipped; the pages list the
+first few.`
 
 // openBrowser opens url in the user's browser; a variable so that tests
 // can see what would be opened.
@@ -70,10 +69,10 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	open := fs.Bool("open", false, "open the viewer in a browser")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files are looked at for new records")
-	inputs, code := parseInterspersed(fs, args, io)
-	if code >= 0 {
+	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
+	inputs := fs.Args()
 	if len(inputs) == 0 {
 		fmt.Fprintln(io.err, "llmhistory view: want one or more FILEs, or a store URL")
 		fs.Usage()
@@ -187,31 +186,6 @@ func isStoreURL(s string) bool {
 		}
 	}
 	return strings.Contains(s, "://")
-}
-
-// parseInterspersed parses flags wherever they are among the arguments,
-// as "view FILE -addr X" is natural to type; after "--" every argument is
-// a file. It returns the other arguments, or the exit code to stop with.
-func parseInterspersed(fs *flag.FlagSet, args []string, io stdio) (rest []string, code int) {
-	var tail []string
-	for i, a := range args {
-		if a == "--" {
-			args, tail = args[:i], args[i+1:]
-			break
-		}
-	}
-	for {
-		if code := parseFlags(fs, args, io); code >= 0 {
-			return nil, code
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		rest = append(rest, args[0])
-		args = args[1:]
-	}
-	return append(rest, tail...), -1
 }
 
 // reportIndexing says on w how the first reading of the files went: every
