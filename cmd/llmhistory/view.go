@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +129,9 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
 	fmt.Fprintln(io.out, url)
 	if !loopback {
-		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", ln.Addr())
+		host, _, _ := net.SplitHostPort(*addr)
+		listening := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", listening)
 	}
 
 	h := view.NewHandler(src, view.Options{
@@ -203,7 +206,7 @@ func reportIndexing(ctx context.Context, src *view.JSONL, inputs []string, w io.
 				return
 			}
 			st := src.Status()
-			msg := fmt.Sprintf("llmhistory view: read %s records from %s in %s", group(int64(st.Records)), strings.Join(inputs, ", "), time.Since(start).Round(time.Millisecond))
+			msg := fmt.Sprintf("llmhistory view: read %s records from %s in %s", group(int64(st.Records)), strings.Join(inputs, ", "), roundDuration(time.Since(start)))
 			if st.BadLines > 0 {
 				msg += fmt.Sprintf("; %s lines are not records (listed on the pages)", group(int64(st.BadLines)))
 			}
@@ -214,4 +217,16 @@ func reportIndexing(ctx context.Context, src *view.JSONL, inputs []string, w io.
 			fmt.Fprintf(w, "llmhistory view: reading: %.0f%%, %s records\n", 100*st.Progress, group(int64(st.Records)))
 		}
 	}
+}
+
+// roundDuration rounds d for people: to 10 µs below 10 ms, to the
+// millisecond below a minute, to the second above.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d < time.Minute:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

@@ -129,7 +129,8 @@ func TestViewNotLoopbackWarns(t *testing.T) {
 	url, stderr, stop := startView(t, "-addr", "0.0.0.0:0", path)
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url)
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "warning: listening on") }, 5*time.Second, 5*time.Millisecond)
-	assert.Contains(t, stderr.String(), "not loopback: anyone who can reach it can read this history")
+	port := url[len("http://127.0.0.1:") : len(url)-1]
+	assert.Contains(t, stderr.String(), "warning: listening on 0.0.0.0:"+port+", which is not loopback: anyone who can reach it can read this history")
 	code, _ := get(t, url, "myhost.example:1234")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, exitOK, stop())
