@@ -196,3 +196,16 @@ func TestHandlerErrorPage(t *testing.T) {
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
 	assert.Contains(t, w.Body.String(), "from &#34;soon&#34; is not a time")
 }
+
+// The overview's unpriced share is of the tokens: those of calls with
+// usage and no cost. A failed call with no usage is not unpriced.
+func TestHandlerUnpricedShare(t *testing.T) {
+	priced := rec("a", 0, "", true)
+	unknown := rec("a", 1, "", true)
+	unknown.Cost, unknown.Usage = nil, &record.Usage{InputTokens: 30, OutputTokens: 15, TotalTokens: 45}
+	failed := rec("a", 2, "", false)
+	h := view.NewHandler(view.FromRecords([]record.Record{priced, unknown, failed}), view.Options{})
+	body := fetch(t, h, http.MethodGet, "/overview", nil).Body.String()
+	assert.Contains(t, body, `<span class="value" id="fig-unpriced">75%</span>`, "45 of 60 tokens")
+	assert.Contains(t, body, "1 call with no price, 45 tokens not in the spend")
+}

@@ -96,6 +96,11 @@ type entry struct {
 
 func (e *entry) end() int64 { return e.start + int64(float64(e.dur)*1000) }
 
+// unpriced reports whether the call used tokens and carries no cost: what
+// the spend leaves out. A call that used none (most failures) costs
+// nothing to leave out.
+func (e *entry) unpriced() bool { return e.flags&flagPriced == 0 && e.in+e.out > 0 }
+
 // Bounds of the values a conversation summary lists.
 const maxListed = 8
 
@@ -378,9 +383,10 @@ func (ix *index) add(seg int, s *summary) {
 	if e.attempts > 1 {
 		t.retried++
 	}
-	if e.flags&flagPriced != 0 {
+	switch {
+	case e.flags&flagPriced != 0:
 		t.usd += e.usd
-	} else {
+	case e.unpriced():
 		t.unpriced++
 	}
 	t.tokens += int64(e.in) + int64(e.out)

@@ -354,7 +354,7 @@ func TestJSONLStats(t *testing.T) {
 		if r.Cost != nil {
 			usd += r.Cost.USD
 			users[r.UserID] += r.Cost.USD
-		} else {
+		} else if r.Usage != nil && r.Usage.TotalTokens > 0 {
 			unpriced++
 		}
 		durations[r.Model] = append(durations[r.Model], r.DurationMS)

@@ -222,9 +222,10 @@ func (ix *index) stats(q Query) Stats {
 			g.Errors++
 		}
 		g.Tokens += int64(e.in) + int64(e.out)
-		if e.flags&flagPriced != 0 {
+		switch {
+		case e.flags&flagPriced != 0:
 			g.CostUSD += e.usd
-		} else {
+		case e.unpriced():
 			g.Unpriced++
 		}
 		if latency {
@@ -247,9 +248,10 @@ func (ix *index) stats(q Query) Stats {
 		}
 		st.InputTokens += int64(e.in)
 		st.OutputTokens += int64(e.out)
-		if e.flags&flagPriced != 0 {
+		switch {
+		case e.flags&flagPriced != 0:
 			st.CostUSD += e.usd
-		} else {
+		case e.unpriced():
 			st.Unpriced++
 			st.UnpricedTokens += int64(e.in) + int64(e.out)
 		}

@@ -111,7 +111,7 @@ type Conversation struct {
 	Retried          int // calls that took more than one attempt
 	Tokens           int64
 	CostUSD          float64 // the sum of the costs its records carry
-	Unpriced         int     // calls that carry no cost
+	Unpriced         int     // calls that used tokens and carry no cost
 
 	First, Last time.Time // start of its first call, end of its last
 }
@@ -148,8 +148,9 @@ type Stats struct {
 	InputTokens            int64
 	OutputTokens           int64
 	CostUSD                float64
-	// Unpriced counts calls that carry no cost, and UnpricedTokens their
-	// tokens: what the spend leaves out.
+	// Unpriced counts calls that used tokens and carry no cost (an
+	// unknown model), and UnpricedTokens their tokens: what the spend
+	// leaves out.
 	Unpriced       int
 	UnpricedTokens int64
 

@@ -68,6 +68,7 @@ func parseTemplates(prefix string) map[string]*template.Template {
 		"short64": short,
 		"pct":     func(f float64) string { return percent(int64(f*1000), 1000) },
 		"pct64":   func(n, d int) string { return percent(int64(n), int64(d)) },
+		"share64": percent,
 		"plural":  plural,
 		"when":    when,
 		"clock":   clock,
