@@ -61,7 +61,7 @@
 //     and the raw record, with a copy button.
 //   - /overview: calls and errors, tokens and spend over time; latency
 //     p50 and p95 by model; spend by model, user and tag; the share of
-//     calls with no price.
+//     the tokens that no price covers.
 //
 // Live pages follow /events, a stream of Server-Sent Events, and fetch
 // their content again when records arrive.
