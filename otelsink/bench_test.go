@@ -13,7 +13,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otelsinktest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -48,7 +49,7 @@ func benchRecord() record.Record {
 // OTel sink waits for room rather than drop, which a recorder's sink
 // never does), and the time includes the sink's own goroutine: a Flush
 // ends each run. cpu-ns/op is the process's CPU per record, the OTLP
-// variants' including the in-process Collector receiver decoding it.
+// variants' including the in-process OTLP receiver decoding it.
 func BenchmarkSinks(b *testing.B) {
 	r := benchRecord()
 	type variant struct {
@@ -70,7 +71,8 @@ func BenchmarkSinks(b *testing.B) {
 	}
 	otlp := func(protocol string) func(b *testing.B) otelsink.Options {
 		return func(b *testing.B) otelsink.Options {
-			se, me := exporters(b, otlptest.StartNop(b), protocol)
+			r := otlpfake.StartDiscarding(b)
+			se, me := otelsinktest.Exporters(b, r.GRPC, r.HTTP, protocol)
 			return otelsink.Options{SpanExporter: se, MetricReader: sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(time.Hour)), Content: otelsink.ContentOff}
 		}
 	}

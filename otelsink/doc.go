@@ -248,6 +248,6 @@
 // Each service records locally and exports OTLP to a Collector (this
 // sink), or writes JSONL that a log shipper reads; the Collector routes to
 // whatever backend the team runs. testdata/collector.yaml is a Collector
-// configuration that the tests load into the Collector's own OTLP
-// receiver.
+// configuration that the integration tests (the repository's
+// integration/ module) load into the Collector's own components.
 package otelsink

@@ -6,13 +6,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/contrib/bridges/otelslog"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/trace"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otelsinktest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -20,34 +21,34 @@ import (
 // The slog sink, through the OpenTelemetry slog bridge, makes each
 // record an OTel log record: its fields as attributes (the outcome and
 // usage as maps), Warn for a failed call, and the trace and span of the
-// caller, end to end over OTLP/HTTP to the Collector's receiver.
+// caller, end to end over OTLP/HTTP to an OTLP receiver.
 func TestLogsThroughSlogBridge(t *testing.T) {
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	exp, err := otlploghttp.New(context.Background(), otlploghttp.WithEndpoint(c.HTTP), otlploghttp.WithInsecure())
 	require.NoError(t, err)
 	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
 	logger := otelslog.NewLogger("llmhistory", otelslog.WithLoggerProvider(lp))
-	a := newApp(t, record.NewSlog(logger))
+	a := otelsinktest.NewApp(t, record.NewSlog(logger))
 
 	caller := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{0xa1, 2, 3}, SpanID: trace.SpanID{0xb1, 2}, TraceFlags: trace.FlagsSampled,
 	})
 	ctx := middleware.WithTrace(trace.ContextWithSpanContext(context.Background(), caller), "conversation-logs")
 	ok, failed := middleware.NewCallID(), middleware.NewCallID()
-	a.call(t, ctx, ok, "", false)
-	a.call(t, ctx, failed, "auth", false)
-	require.NoError(t, a.rec.Close())
+	a.Call(t, ctx, ok, "", false)
+	a.Call(t, ctx, failed, "auth", false)
+	require.NoError(t, a.Rec.Close())
 	require.NoError(t, lp.Shutdown(context.Background()))
 
-	otlptest.WaitFor(t, "two log records", func() bool { return c.Logs.LogRecordCount() == 2 })
-	byCall := map[string]plog.LogRecord{}
-	for _, ld := range c.Logs.AllLogs() {
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				assert.Equal(t, "llmhistory", sl.Scope().Name())
-				for _, lr := range sl.LogRecords().All() {
-					id, _ := lr.Attributes().Get("call_id")
-					byCall[id.Str()] = lr
+	otlpfake.WaitFor(t, "two log records", func() bool { return c.LogRecordCount() == 2 })
+	byCall := map[string]*logspb.LogRecord{}
+	for _, ld := range c.Logs() {
+		for _, rl := range ld.GetResourceLogs() {
+			for _, sl := range rl.GetScopeLogs() {
+				assert.Equal(t, "llmhistory", sl.GetScope().GetName())
+				for _, lr := range sl.GetLogRecords() {
+					id, _ := otlpfake.Attrs(lr.GetAttributes())["call_id"].(string)
+					byCall[id] = lr
 				}
 			}
 		}
@@ -55,11 +56,12 @@ func TestLogsThroughSlogBridge(t *testing.T) {
 	require.Len(t, byCall, 2)
 
 	lr := byCall[ok]
-	assert.Equal(t, record.LogMessage, lr.Body().Str())
-	assert.Equal(t, plog.SeverityNumberInfo, lr.SeverityNumber())
-	assert.Equal(t, caller.TraceID(), trace.TraceID(lr.TraceID()))
-	assert.Equal(t, caller.SpanID(), trace.SpanID(lr.SpanID()))
-	attrs := lr.Attributes().AsRaw()
+	assert.Equal(t, record.LogMessage, otlpfake.Value(lr.GetBody()))
+	assert.Equal(t, logspb.SeverityNumber_SEVERITY_NUMBER_INFO, lr.GetSeverityNumber())
+	tid, sid := caller.TraceID(), caller.SpanID()
+	assert.Equal(t, tid[:], lr.GetTraceId())
+	assert.Equal(t, sid[:], lr.GetSpanId())
+	attrs := otlpfake.Attrs(lr.GetAttributes())
 	assert.Equal(t, "conversation-logs", attrs["trace_id"])
 	assert.Equal(t, "openai.chat.completions.create", attrs["method_name"])
 	assert.Equal(t, map[string]any{
@@ -76,11 +78,10 @@ func TestLogsThroughSlogBridge(t *testing.T) {
 	assert.Equal(t, []any{}, attrs["history_query_patterns"])
 
 	bad := byCall[failed]
-	assert.Equal(t, plog.SeverityNumberWarn, bad.SeverityNumber())
-	msg, _ := bad.Attributes().Get("error_message")
-	assert.Contains(t, msg.Str(), "[REDACTED]")
+	assert.Equal(t, logspb.SeverityNumber_SEVERITY_NUMBER_WARN, bad.GetSeverityNumber())
+	assert.Contains(t, otlpfake.Attrs(bad.GetAttributes())["error_message"], "[REDACTED]")
 
 	wire := c.Wire(t)
-	assert.NotContains(t, wire, fakeKey)
+	assert.NotContains(t, wire, otelsinktest.FakeKey)
 	assert.NotContains(t, wire, "Secret plan", "the slog sink logs no transcript")
 }

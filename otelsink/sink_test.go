@@ -9,13 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/client"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otelsinktest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
@@ -104,22 +103,22 @@ func TestStuckCollectorNeverDelaysCalls(t *testing.T) {
 	defer close(exp.release) // let the sink's goroutine end after the test
 	sink, err := otelsink.New(otelsink.Options{SpanExporter: exp, QueueSize: 2, BatchSize: 1})
 	require.NoError(t, err)
-	a := newApp(t, sink)
+	a := otelsinktest.NewApp(t, sink)
 	for range 30 {
-		a.call(t, context.Background(), middleware.NewCallID(), "", false) // would hang here if the sink were in the way
+		a.Call(t, context.Background(), middleware.NewCallID(), "", false) // would hang here if the sink were in the way
 	}
 	<-exp.entered
 	// Every record reaches the sink's Append, through the recorder's own
 	// queue for it. (Recorder.Flush would wait for the sink's flush, which
 	// waits for the stuck export.)
-	otlptest.WaitFor(t, "every record at the sink", func() bool { return sink.Stats().Appended == 30 })
+	otlpfake.WaitFor(t, "every record at the sink", func() bool { return sink.Stats().Appended == 30 })
 	st := sink.Stats()
 	assert.Equal(t, otelsink.Stats{Appended: 30, Dropped: 27, Queued: 2}, st, "one in the stuck export, two queued, the rest dropped")
-	assert.Equal(t, uint64(0), a.rec.Stats().Dropped, "the recorder's queue for the sink never filled: the sink's Append never waits")
+	assert.Equal(t, uint64(0), a.Rec.Stats().Dropped, "the recorder's queue for the sink never filled: the sink's Append never waits")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond) // Shutdown must give up, not wait
 	defer cancel()
-	err = a.rec.Shutdown(ctx)
+	err = a.Rec.Shutdown(ctx)
 	var se *middleware.ShutdownError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"*otelsink.Sink"}, se.Sinks)
@@ -128,7 +127,7 @@ func TestStuckCollectorNeverDelaysCalls(t *testing.T) {
 // A failing collector is counted, returned by Flush, given to OnError,
 // and costs no call anything.
 func TestFailingCollector(t *testing.T) {
-	dead := otlptest.FreeAddr(t) // nothing listens there
+	dead := otlpfake.FreeAddr(t) // nothing listens there
 	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(dead), otlptracehttp.WithInsecure(),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
 	require.NoError(t, err)
@@ -156,10 +155,7 @@ func TestFailingCollector(t *testing.T) {
 func TestFromEnv(t *testing.T) {
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
-			cfg := otlpreceiver.NewFactory().CreateDefaultConfig().(*otlpreceiver.Config)
-			cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.IncludeMetadata = true
-			cfg.Protocols.GRPC.GetOrInsertDefault().IncludeMetadata = true
-			c := otlptest.Start(t, cfg)
+			c := otlpfake.Start(t)
 			addr := c.HTTP
 			if protocol == "grpc" {
 				addr = c.GRPC
@@ -175,13 +171,15 @@ func TestFromEnv(t *testing.T) {
 			require.NoError(t, sink.Append(context.Background(), r))
 			require.NoError(t, sink.Close())
 
-			otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
-			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
+			otlpfake.WaitFor(t, "the span", func() bool { return c.SpanCount() == 1 })
+			otlpfake.WaitFor(t, "the metrics", func() bool { return len(c.Metrics()) > 0 })
 			assert.Contains(t, c.Spans(t), "from-env")
-			assert.Equal(t, []string{"checkout"}, client.FromContext(c.Traces.Contexts()[0]).Metadata.Get("x-team"))
-			res := c.Traces.AllTraces()[0].ResourceSpans().At(0).Resource()
-			name, _ := res.Attributes().Get("service.name")
-			assert.Equal(t, "exporter-test", name.Str())
+			for _, e := range c.Exports() {
+				assert.Equal(t, protocol, e.Protocol, "%s went by the protocol asked for", e.Signal)
+				assert.Equal(t, []string{"checkout"}, e.Header["x-team"], "%s carry the headers", e.Signal)
+			}
+			res := c.Traces()[0].GetResourceSpans()[0].GetResource()
+			assert.Equal(t, "exporter-test", otlpfake.Attrs(res.GetAttributes())["service.name"])
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/record"
@@ -233,5 +234,50 @@ func BenchmarkValidJSON(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAsyncBatch is the cost per record of the queue and its worker,
+// feeding a sink whose every call costs a fixed price (a transaction, a
+// round trip: here a 2 µs spin), record by record and in batches.
+func BenchmarkAsyncBatch(b *testing.B) {
+	for _, batch := range []bool{false, true} {
+		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
+			var sink record.Sink = perCallSink{}
+			if batch {
+				sink = perCallBatchSink{}
+			}
+			a := record.NewAsync(sink, &record.AsyncOptions{QueueSize: 4096})
+			r := benchRecord()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				for a.Append(ctx, r) != nil {
+					runtime.Gosched() // full: the benchmark measures throughput, not drops
+				}
+			}
+			if err := a.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+type perCallSink struct{}
+
+func (perCallSink) Append(context.Context, record.Record) error {
+	spin(2 * time.Microsecond)
+	return nil
+}
+
+type perCallBatchSink struct{ perCallSink }
+
+func (perCallBatchSink) AppendBatch(context.Context, []record.Record) error {
+	spin(2 * time.Microsecond)
+	return nil
+}
+
+func spin(d time.Duration) {
+	for t := time.Now(); time.Since(t) < d; {
 	}
 }

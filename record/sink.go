@@ -24,6 +24,21 @@ type Sink interface {
 	Append(ctx context.Context, r Record) error
 }
 
+// BatchSink is a [Sink] that can take several records in one call, as a
+// database writes them in one transaction. [Async] hands a BatchSink the
+// records that queued up while it was busy, up to [AsyncOptions].MaxBatch
+// at once, so the sink's cost per record falls as the load rises; a
+// record alone in the queue is handed over alone, without waiting for
+// company.
+//
+// AppendBatch takes every record of rs or none of them: an error counts
+// each one as failed. It must not keep rs once it returns (the records
+// themselves it may keep), nor modify them.
+type BatchSink interface {
+	Sink
+	AppendBatch(ctx context.Context, rs []Record) error
+}
+
 // SinkFunc adapts an ordinary function to [Sink].
 type SinkFunc func(ctx context.Context, r Record) error
 
@@ -170,7 +185,14 @@ type AsyncOptions struct {
 	// OnError, when set, is called from the worker goroutine with each
 	// error the sink returns. Errors are counted either way.
 	OnError func(error)
+	// MaxBatch bounds the records handed at once to a sink that is a
+	// [BatchSink]; default [DefaultMaxBatch]. 1 hands them one by one.
+	MaxBatch int
 }
+
+// DefaultMaxBatch is how many queued records [Async] hands at most to a
+// [BatchSink] in one call.
+const DefaultMaxBatch = 512
 
 // AsyncStats counts what an [Async] sink did.
 type AsyncStats struct {
@@ -182,12 +204,15 @@ type AsyncStats struct {
 
 // Async hands records to another sink from a goroutine of its own, through
 // a bounded queue, so that a slow sink never blocks a call. When the queue
-// is full a record is dropped and counted, never waited for.
+// is full a record is dropped and counted, never waited for. A
+// [BatchSink] is handed the records queued behind each other in one call,
+// with the first one's context.
 type Async struct {
-	inner   Sink
-	onError func(error)
-	queue   chan asyncItem
-	done    chan struct{}
+	inner    Sink
+	onError  func(error)
+	maxBatch int
+	queue    chan asyncItem
+	done     chan struct{}
 
 	mu     sync.RWMutex // held for reading while sending, for writing to close
 	closed bool
@@ -215,9 +240,13 @@ func NewAsync(inner Sink, opts *AsyncOptions) *Async {
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1024
 	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
 	a := &Async{
 		inner:     inner,
 		onError:   o.OnError,
+		maxBatch:  o.MaxBatch,
 		queue:     make(chan asyncItem, o.QueueSize),
 		done:      make(chan struct{}),
 		closeDone: make(chan struct{}),
@@ -314,6 +343,10 @@ func (a *Async) Stats() AsyncStats {
 
 func (a *Async) run() {
 	defer close(a.done)
+	if bs, ok := a.inner.(BatchSink); ok && a.maxBatch > 1 {
+		a.runBatches(bs)
+		return
+	}
 	for it := range a.queue {
 		if it.flush != nil {
 			it.flush <- Flush(a.inner)
@@ -328,6 +361,59 @@ func (a *Async) run() {
 		}
 		a.written.Add(1)
 	}
+}
+
+// runBatches is run for a BatchSink: each record taken from the queue
+// goes with those queued behind it, up to maxBatch, never waiting for
+// more. A flush request ends the batch before it, so that it is answered
+// once every record queued ahead of it has reached the sink.
+func (a *Async) runBatches(bs BatchSink) {
+	batch := make([]Record, 0, min(a.maxBatch, cap(a.queue)+1))
+	for it := range a.queue {
+		if it.flush != nil {
+			it.flush <- Flush(a.inner)
+			continue
+		}
+		ctx := it.ctx
+		batch = append(batch, it.rec)
+		var flush chan error
+	gather:
+		for len(batch) < a.maxBatch {
+			select {
+			case next, ok := <-a.queue:
+				if !ok {
+					break gather
+				}
+				if next.flush != nil {
+					flush = next.flush
+					break gather
+				}
+				batch = append(batch, next.rec)
+			default:
+				break gather
+			}
+		}
+		err := safeAppendBatch(ctx, bs, batch)
+		n := uint64(len(batch))
+		a.waiting.Add(-int64(n))
+		if err != nil {
+			a.errs.Add(n)
+			a.report(err)
+		} else {
+			a.written.Add(n)
+		}
+		clear(batch) // let the records go
+		batch = batch[:0]
+		if flush != nil {
+			flush <- Flush(a.inner)
+		}
+	}
+}
+
+// safeAppendBatch calls s.AppendBatch, turning a panic into a *PanicError.
+func safeAppendBatch(ctx context.Context, s BatchSink, rs []Record) (err error) {
+	defer recoverInto(&err, "AppendBatch")
+	return s.AppendBatch(ctx, rs)
 }
 
 // report hands err to OnError; a panicking callback must not stop the worker.

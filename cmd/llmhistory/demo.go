@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
+	"github.com/llmhistory/llmhistory/store"
 )
 
 func init() {
@@ -178,7 +180,9 @@ type demo struct {
 	prices *cost.Table // from -prices or LLMHISTORY_PRICES; nil: the module's table
 
 	file    *record.JSONL
-	made    bool // the demo created path: it may remove it
+	made    bool   // the demo created path: it may remove it
+	db      string // the SQLite store beside path, "" when none
+	store   *store.Store
 	rec     *middleware.Recorder
 	servers []*httptest.Server
 	otel    *otlpSink // the OTLP export, when an endpoint is set
@@ -239,6 +243,14 @@ func (d *demo) setUp(mode string) error {
 	d.file, d.made = file, true
 	opts := []middleware.Option{
 		middleware.WithSink(file),
+	}
+	if err := d.openStore(); err != nil {
+		return err
+	}
+	if d.store != nil {
+		opts = append(opts, middleware.WithSink(d.store))
+	}
+	opts = append(opts,
 		middleware.WithSink(record.SinkFunc(func(_ context.Context, r record.Record) error {
 			d.mu.Lock()
 			d.pending = append(d.pending, r)
@@ -249,7 +261,7 @@ func (d *demo) setUp(mode string) error {
 		// Tell the model its history exists, with a preview of the last
 		// three calls of the conversation (see HistoryGuidance).
 		middleware.WithHistoryPreview(3),
-	}
+	)
 	if d.prices != nil {
 		opts = append(opts, middleware.WithPrices(d.prices))
 	}
@@ -332,8 +344,12 @@ func (d *demo) setUp(mode string) error {
 	d.an = anthropic.NewClient(anOpts...)
 
 	d.trace = demoTracePrefix + strings.ToLower(middleware.NewCallID()[20:])
+	records := d.path
+	if d.store != nil {
+		records += " and sqlite:" + d.db
+	}
 	fmt.Fprintf(d.say, "OpenAI: %s (%s)\nGemini: %s (%s)\nClaude: %s (%s)\nrecords: %s, trace %s\n",
-		where, d.oaModel, gwhere, d.gmModel, awhere, d.anModel, d.path, d.trace)
+		where, d.oaModel, gwhere, d.gmModel, awhere, d.anModel, records, d.trace)
 	if d.otel != nil {
 		fmt.Fprintf(d.say, "spans: %s\n", d.otel.about)
 	}
@@ -433,6 +449,9 @@ func isDemoReport(data []byte, history string) bool {
 func (d *demo) tearDown() {
 	if d.rec != nil {
 		d.rec.Close()
+	}
+	if d.store != nil {
+		d.store.Close() // closed already by the recorder, unless it never started
 	}
 	if d.otel != nil {
 		// Stopped early: export what is there, for a short while.
@@ -820,8 +839,45 @@ func (d *demo) finish() error {
 	if err := d.closeOTel(); err != nil {
 		return err
 	}
+	if d.store != nil {
+		d.summary("Query them: " + selfCommand() + " query " + shellQuote("sqlite:"+d.db) + " -traces")
+	}
 	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
 	d.summary("See it in a browser: " + selfCommand() + " view " + shellQuote(d.path))
+	return nil
+}
+
+// dbBeside names the SQLite store of a history file: history.jsonl gives
+// history.db.
+func dbBeside(history string) string {
+	return strings.TrimSuffix(history, filepath.Ext(history)) + ".db"
+}
+
+// openStore opens the SQLite store beside the history file, which the
+// demo's records go to as well, run after run (a record is stored once).
+// A file of that name that is not a store is left alone, and said so.
+func (d *demo) openStore() error {
+	d.db = dbBeside(d.path)
+	if d.db == d.path {
+		d.db = ""
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openStoreTimeout)
+	defer cancel()
+	if st, err := os.Stat(d.db); err == nil && st.Size() > 0 {
+		s, err := store.OpenWith(ctx, "sqlite:"+d.db, store.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			fmt.Fprintf(d.say, "%s is not a llmhistory store (%v): the records go to %s only\n", d.db, err, d.path)
+			d.db = ""
+			return nil
+		}
+		s.Close()
+	}
+	s, err := store.OpenWith(ctx, "sqlite:"+d.db, store.Options{Logger: slog.New(slog.NewTextHandler(d.say, nil))})
+	if err != nil {
+		return err
+	}
+	d.store = s
 	return nil
 }
 

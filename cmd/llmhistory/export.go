@@ -27,14 +27,15 @@ import (
 )
 
 func init() {
-	register("export", "send JSONL history files to an OpenTelemetry Collector (OTLP)", runExport)
+	register("export", "send JSONL history files or a store to an OpenTelemetry Collector (OTLP)", runExport)
 }
 
 const exportAbout = `Export sends the records of each FILE (JSON Lines, as the JSONL sink
-writes them; - for standard input) to an OpenTelemetry Collector, or any
-OTLP endpoint, as spans with the GenAI semantic conventions: one span per
-record, in the tree its conversation made. History written before is
-backfilled, and a service with no network when it records ships later.
+writes them; - for standard input; or a store's URL, sqlite:FILE or
+postgres://...) to an OpenTelemetry Collector, or any OTLP endpoint, as
+spans with the GenAI semantic conventions: one span per record, in the
+tree its conversation made. History written before is backfilled, and a
+service with no network when it records ships later.
 
   export OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318
   llmhistory export history.jsonl old/*.jsonl            backfill
@@ -67,7 +68,8 @@ record (not JSON, or without the fields every record has) is reported as
 FILE:LINE: reason (the first 20 of each kind) and skipped; an input with
 lines of which none is a record is not a history file (reported, and the
 other inputs still sent). With -f, export follows one FILE as it grows
-(through truncation and rotation, as tail does) until interrupted.
+(through truncation and rotation, as tail does), or one store as it takes
+records, until interrupted.
 
 Progress goes to standard error: a line per FILE and a summary with what
 the exporter did (exported, failed, dropped); on a terminal, a line
@@ -81,7 +83,7 @@ history, or an export without -f was interrupted; 2 for bad flags or no
 endpoint.`
 
 func runExport(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("export", "[flags] FILE...", exportAbout, io)
+	fs := newFlags("export", "[flags] FILE|URL...", exportAbout, io)
 	endpoint := fs.String("endpoint", "", "the OTLP endpoint's `URL`, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT)")
 	protocol := fs.String("protocol", "", "http/protobuf or grpc (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	service := fs.String("service", "", "the spans' service.name (default: OTEL_SERVICE_NAME)")

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 )
 
 // On a terminal, export shows its progress on one line redrawn in place,
@@ -17,7 +17,7 @@ import (
 // plain lines, as off a terminal.
 func TestExportOnATerminal(t *testing.T) {
 	noOTLP(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	appendFile(t, path, line(testRecord(1, true))+"not json\n"+line(testRecord(2, true)))

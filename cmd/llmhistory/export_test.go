@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -34,9 +34,9 @@ func noOTLP(t *testing.T) {
 	}
 }
 
-// pointAt sets the standard variables to the collector's endpoint for
+// pointAt sets the standard variables to the receiver's endpoint for
 // protocol ("http/protobuf" or "grpc").
-func pointAt(t *testing.T, c *otlptest.Collector, protocol string) {
+func pointAt(t *testing.T, c *otlpfake.Receiver, protocol string) {
 	t.Helper()
 	addr := c.HTTP
 	if protocol == "grpc" {
@@ -73,43 +73,47 @@ func spanName(r record.Record) string {
 	return op + " " + gjson.GetBytes(r.Kwargs, "model").String()
 }
 
-// checkTree asserts that the collector holds one span per record, named
+// checkTree asserts that the receiver holds one span per record, named
 // as the conventions say, in one trace whose parent links are the
 // records' parent_call_id.
-func checkTree(t *testing.T, spans map[string]ptrace.Span, recs []record.Record) {
+func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Record) {
 	t.Helper()
 	require.Len(t, spans, len(recs))
-	traceID := spans[recs[0].CallID].TraceID()
+	traceID := spans[recs[0].CallID].GetTraceId()
+	require.Len(t, traceID, 16)
 	nested := 0
 	for _, r := range recs {
 		sp, ok := spans[r.CallID]
 		require.True(t, ok, "no span for call %s", r.CallID)
-		assert.Equal(t, spanName(r), sp.Name())
-		assert.Equal(t, ptrace.SpanKindClient, sp.Kind())
-		assert.Equal(t, traceID, sp.TraceID(), "one conversation, one trace")
+		assert.Equal(t, spanName(r), sp.GetName())
+		assert.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, sp.GetKind())
+		assert.Equal(t, traceID, sp.GetTraceId(), "one conversation, one trace")
 		start, err := record.ParseTime(r.Timestamp)
 		require.NoError(t, err)
-		assert.Equal(t, start, sp.StartTimestamp().AsTime(), "the span starts when the call did")
+		assert.Equal(t, start, otlpfake.Time(sp.GetStartTimeUnixNano()), "the span starts when the call did")
 		if r.ParentCallID == "" {
-			assert.True(t, sp.ParentSpanID().IsEmpty(), "call %s has no parent", r.CallID)
+			assert.Empty(t, sp.GetParentSpanId(), "call %s has no parent", r.CallID)
 			continue
 		}
 		nested++
-		assert.Equal(t, spans[r.ParentCallID].SpanID(), sp.ParentSpanID(), "call %s is under its parent", r.CallID)
+		require.Len(t, spans[r.ParentCallID].GetSpanId(), 8)
+		assert.Equal(t, spans[r.ParentCallID].GetSpanId(), sp.GetParentSpanId(), "call %s is under its parent", r.CallID)
 	}
 	assert.Equal(t, 1, nested, "the demo's tool makes one nested call")
 }
 
-// The command's whole path, over OTLP/HTTP and gRPC, to the Collector's
-// own receiver: a history file a real recorder wrote becomes its spans,
-// one per record, in the conversation's tree, with the service the
-// environment names, and no content and no key.
+// The command's whole path, over OTLP/HTTP and gRPC, to an OTLP
+// receiver: a history file a real recorder wrote becomes its spans, one
+// per record, in the conversation's tree, by the protocol asked for, with
+// the service the environment names, and no content and no key. (The
+// integration module runs the built command against the Collector's own
+// receiver.)
 func TestExport(t *testing.T) {
 	noOTLP(t)
 	path, recs := demoHistory(t)
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
-			c := otlptest.Start(t, nil)
+			c := otlpfake.Start(t)
 			pointAt(t, c, protocol)
 			t.Setenv("OTEL_SERVICE_NAME", "checkout")
 			code, stdout, stderr := runCmd(t, "", "export", path)
@@ -120,12 +124,14 @@ func TestExport(t *testing.T) {
 			assert.Contains(t, stderr, "llmhistory export: 9 records from 1 file to ")
 			assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
 
-			otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+			otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
 			checkTree(t, c.Spans(t), recs)
-			res := c.Traces.AllTraces()[0].ResourceSpans().At(0).Resource()
-			name, _ := res.Attributes().Get("service.name")
-			assert.Equal(t, "checkout", name.Str())
-			assert.Empty(t, c.Metrics.AllMetrics(), "no metrics unless -metrics: a backfill's would count again")
+			for _, e := range c.Exports() {
+				assert.Equal(t, protocol, e.Protocol)
+			}
+			res := c.Traces()[0].GetResourceSpans()[0].GetResource()
+			assert.Equal(t, "checkout", otlpfake.Attrs(res.GetAttributes())["service.name"])
+			assert.Empty(t, c.Metrics(), "no metrics unless -metrics: a backfill's would count again")
 
 			wire := c.Wire(t)
 			for _, secret := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
@@ -144,7 +150,7 @@ func TestExport(t *testing.T) {
 // -protocol override the variables; -metrics sends the GenAI metrics.
 func TestExportFlags(t *testing.T) {
 	noOTLP(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t)) // wrong: the flags win
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlpfake.FreeAddr(t)) // wrong: the flags win
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	key := "sk-proj-" + strings.Repeat("Export7Key", 4)
 	r := testRecord(1, true)
@@ -156,7 +162,7 @@ func TestExportFlags(t *testing.T) {
 
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
-			c := otlptest.Start(t, nil)
+			c := otlpfake.Start(t)
 			addr := c.HTTP
 			if protocol == "grpc" {
 				addr = c.GRPC
@@ -165,9 +171,12 @@ func TestExportFlags(t *testing.T) {
 				"-content", "-metrics", "-service", "backfill", path)
 			require.Equal(t, exitOK, code, stderr)
 			assert.Contains(t, stderr, "as service backfill, content redacted")
-			otlptest.WaitFor(t, "the span", func() bool { return c.Traces.SpanCount() == 1 })
-			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
-			attrs := c.Spans(t)[r.CallID].Attributes().AsRaw()
+			otlpfake.WaitFor(t, "the span", func() bool { return c.SpanCount() == 1 })
+			otlpfake.WaitFor(t, "the metrics", func() bool { return len(c.Metrics()) > 0 })
+			for _, e := range c.Exports() {
+				assert.Equal(t, protocol, e.Protocol, "-protocol wins over the variable, for %s too", e.Signal)
+			}
+			attrs := otlpfake.Attrs(c.Spans(t)[r.CallID].GetAttributes())
 			assert.Contains(t, attrs["gen_ai.input.messages"], "my key is [REDACTED]")
 			assert.Contains(t, attrs["gen_ai.output.messages"], "Noted: [REDACTED]")
 			assert.False(t, strings.Contains(c.Wire(t), key), "the key reached the collector")
@@ -181,13 +190,13 @@ func TestExportFlags(t *testing.T) {
 func TestExportSampled(t *testing.T) {
 	noOTLP(t)
 	path, _ := demoHistory(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
 	code, _, stderr := runCmd(t, "", "export", path)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, ": 0 exported, 0 failed, 0 dropped, 9 left out by sampling\n")
-	assert.Zero(t, c.Traces.SpanCount())
+	assert.Zero(t, c.SpanCount())
 }
 
 // Exporting the same file twice sends the same spans: same span and
@@ -196,19 +205,19 @@ func TestExportSampled(t *testing.T) {
 func TestExportTwiceSameIDs(t *testing.T) {
 	noOTLP(t)
 	path, recs := demoHistory(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	for range 2 {
 		code, _, stderr := runCmd(t, "", "export", path)
 		require.Equal(t, exitOK, code, stderr)
 	}
-	otlptest.WaitFor(t, "both exports", func() bool { return c.Traces.SpanCount() == 2*len(recs) })
+	otlpfake.WaitFor(t, "both exports", func() bool { return c.SpanCount() == 2*len(recs) })
 	seen := map[string]int{}
-	for _, td := range c.Traces.AllTraces() {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, sp := range ss.Spans().All() {
-					seen[sp.TraceID().String()+"/"+sp.SpanID().String()+"/"+sp.ParentSpanID().String()]++
+	for _, td := range c.Traces() {
+		for _, rs := range td.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				for _, sp := range ss.GetSpans() {
+					seen[fmt.Sprintf("%x/%x/%x", sp.GetTraceId(), sp.GetSpanId(), sp.GetParentSpanId())]++
 				}
 			}
 		}
@@ -225,7 +234,7 @@ func TestExportTwiceSameIDs(t *testing.T) {
 // last line without its newline is a record all the same.
 func TestExportBadLines(t *testing.T) {
 	noOTLP(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "grpc")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
@@ -236,9 +245,9 @@ func TestExportBadLines(t *testing.T) {
 	assert.Contains(t, stderr, "good.jsonl:3: ")
 	assert.Contains(t, stderr, "good.jsonl: 3 records read, 2 lines skipped\n")
 	assert.Contains(t, stderr, ": 3 exported, 0 failed, 0 dropped; 2 lines skipped\n")
-	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
+	otlpfake.WaitFor(t, "three spans", func() bool { return c.SpanCount() == 3 })
 	spans := c.Spans(t)
-	assert.Equal(t, ptrace.StatusCodeError, spans[testRecord(2, false).CallID].Status().Code())
+	assert.Equal(t, tracepb.Status_STATUS_CODE_ERROR, spans[testRecord(2, false).CallID].GetStatus().GetCode())
 
 	junk := filepath.Join(dir, "junk.bin")
 	appendFile(t, junk, "random\nbytes\n")
@@ -249,20 +258,20 @@ func TestExportBadLines(t *testing.T) {
 	assert.Contains(t, stderr, "junk.bin: not a history file: none of its 2 lines is a record")
 	assert.Contains(t, stderr, "other.jsonl: 1 record read\n")
 	assert.Contains(t, stderr, "llmhistory export: 1 record from 2 files to ")
-	otlptest.WaitFor(t, "the other file's span", func() bool { return c.Traces.SpanCount() == 4 })
+	otlpfake.WaitFor(t, "the other file's span", func() bool { return c.SpanCount() == 4 })
 
 	// A file that cannot be opened stops the export before anything is sent.
 	code, _, stderr = runCmd(t, "", "export", other, filepath.Join(dir, "missing.jsonl"))
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "missing.jsonl: no such file or directory")
 	assert.NotContains(t, stderr, "records read")
-	assert.Equal(t, 4, c.Traces.SpanCount())
+	assert.Equal(t, 4, c.SpanCount())
 }
 
 // - reads standard input, beside files.
 func TestExportStdin(t *testing.T) {
 	noOTLP(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	appendFile(t, path, line(testRecord(1, true)))
@@ -271,7 +280,7 @@ func TestExportStdin(t *testing.T) {
 	assert.Contains(t, stderr, "<stdin>: 2 records read\n")
 	assert.Contains(t, stderr, "h.jsonl: 1 record read\n")
 	assert.Contains(t, stderr, "3 records from 2 files")
-	otlptest.WaitFor(t, "three spans", func() bool { return c.Traces.SpanCount() == 3 })
+	otlpfake.WaitFor(t, "three spans", func() bool { return c.SpanCount() == 3 })
 	assert.Len(t, c.Spans(t), 3)
 }
 
@@ -281,7 +290,7 @@ func TestExportStdin(t *testing.T) {
 // with what was read exported.
 func TestExportFollow(t *testing.T) {
 	noOTLP(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "http/protobuf")
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, true)))
@@ -292,11 +301,11 @@ func TestExportFollow(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"export", "-follow", "-poll", "5ms", path}, stdio{in: strings.NewReader(""), out: &errb, err: &errb})
 	}()
-	otlptest.WaitFor(t, "the first two spans", func() bool { return c.Traces.SpanCount() == 2 })
+	otlpfake.WaitFor(t, "the first two spans", func() bool { return c.SpanCount() == 2 })
 	half := line(testRecord(3, true))
 	appendFile(t, path, half[:30])
 	appendFile(t, path, half[30:]+"garbage\n"+line(testRecord(4, false)))
-	otlptest.WaitFor(t, "the appended spans", func() bool { return c.Traces.SpanCount() == 4 })
+	otlpfake.WaitFor(t, "the appended spans", func() bool { return c.SpanCount() == 4 })
 	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "h.jsonl:4: invalid JSON") }, 5*time.Second, 5*time.Millisecond, errb.String())
 
 	cancel()
@@ -317,7 +326,7 @@ func TestExportFollow(t *testing.T) {
 // writer is still writing.)
 func TestExportInterrupted(t *testing.T) {
 	noOTLP(t)
-	c := otlptest.Start(t, nil)
+	c := otlpfake.Start(t)
 	pointAt(t, c, "grpc")
 	pr, pw := io.Pipe()
 	var errb syncBuffer
@@ -342,7 +351,7 @@ func TestExportInterrupted(t *testing.T) {
 	}
 	out := errb.String()
 	assert.Regexp(t, `llmhistory export: interrupted after <stdin>:\d; what was read is exported`, out)
-	sent := c.Traces.SpanCount()
+	sent := c.SpanCount()
 	assert.GreaterOrEqual(t, sent, 3, "every record read before the interrupt is exported")
 	assert.Contains(t, out, fmt.Sprintf("llmhistory export: %d records from 1 file to http://%s (grpc): %d exported, 0 failed, 0 dropped\n", sent, c.GRPC, sent),
 		"as many exported as were read")
@@ -376,7 +385,7 @@ func TestExportFails(t *testing.T) {
 
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run("refused/"+protocol, func(t *testing.T) {
-			c := otlptest.StartRefusing(t, "tenant over quota")
+			c := otlpfake.StartRefusing(t, "tenant over quota")
 			pointAt(t, c, protocol)
 			code, _, stderr := runCmd(t, "", "export", path)
 			assert.Equal(t, exitFailure, code, stderr)
@@ -387,7 +396,7 @@ func TestExportFails(t *testing.T) {
 		})
 	}
 	t.Run("unreachable", func(t *testing.T) {
-		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t)) // nothing listens there
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlpfake.FreeAddr(t)) // nothing listens there
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")                           // ms: the exporter's retries end soon
 		code, _, stderr := runCmd(t, "", "export", path)
 		assert.Equal(t, exitFailure, code, stderr)
@@ -438,7 +447,7 @@ func TestDemoExports(t *testing.T) {
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
 			noOTLP(t)
-			c := otlptest.Start(t, nil)
+			c := otlpfake.Start(t)
 			pointAt(t, c, protocol)
 			path := filepath.Join(t.TempDir(), "history.jsonl")
 			code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
@@ -451,17 +460,18 @@ func TestDemoExports(t *testing.T) {
 			require.NoError(t, err)
 			recs, err := record.ReadJSONL(strings.NewReader(string(data)))
 			require.NoError(t, err)
-			otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
+			otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
 			checkTree(t, c.Spans(t), recs)
-			otlptest.WaitFor(t, "the metrics", func() bool { return len(c.Metrics.AllMetrics()) > 0 })
+			otlpfake.WaitFor(t, "the metrics", func() bool { return len(c.Metrics()) > 0 })
 			var calls uint64
-			md := c.Metrics.AllMetrics()[len(c.Metrics.AllMetrics())-1]
-			for _, rm := range md.ResourceMetrics().All() {
-				for _, sm := range rm.ScopeMetrics().All() {
-					for _, m := range sm.Metrics().All() {
-						if m.Name() == "gen_ai.client.operation.duration" {
-							for _, dp := range m.Histogram().DataPoints().All() {
-								calls += dp.Count()
+			all := c.Metrics()
+			md := all[len(all)-1]
+			for _, rm := range md.GetResourceMetrics() {
+				for _, sm := range rm.GetScopeMetrics() {
+					for _, m := range sm.GetMetrics() {
+						if m.GetName() == "gen_ai.client.operation.duration" {
+							for _, dp := range m.GetHistogram().GetDataPoints() {
+								calls += dp.GetCount()
 							}
 						}
 					}
@@ -479,22 +489,22 @@ func TestDemoExports(t *testing.T) {
 	// Only the traces endpoint: spans, and no metrics sent elsewhere.
 	t.Run("traces endpoint", func(t *testing.T) {
 		noOTLP(t)
-		c := otlptest.Start(t, nil)
+		c := otlpfake.Start(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"+c.HTTP+"/v1/traces")
 		path := filepath.Join(t.TempDir(), "history.jsonl")
 		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
 		require.Equal(t, exitOK, code, stderr)
 		assert.Contains(t, stderr, "  9 spans exported to http://"+c.HTTP+"/v1/traces (http/protobuf)")
 		assert.NotContains(t, stderr, "(OTLP: ", "no metrics went to a default address")
-		otlptest.WaitFor(t, "nine spans", func() bool { return c.Traces.SpanCount() == 9 })
-		assert.Empty(t, c.Metrics.AllMetrics())
+		otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+		assert.Empty(t, c.Metrics())
 	})
 
 	// A Collector that is not there: the conversation and its file are
 	// whole, and the demo says the spans did not go.
 	t.Run("unreachable", func(t *testing.T) {
 		noOTLP(t)
-		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlptest.FreeAddr(t))
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlpfake.FreeAddr(t))
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")
 		path := filepath.Join(t.TempDir(), "history.jsonl")
 		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
@@ -503,16 +513,4 @@ func TestDemoExports(t *testing.T) {
 		assert.Contains(t, stderr, "llmhistory demo: exporting spans to http://")
 		assert.Contains(t, stderr, "the collector did not take 9 spans")
 	})
-}
-
-// The Collector configuration of docs/opentelemetry.md is
-// otelsink/testdata/collector.yaml, which otelsink's TestCollectorConfig
-// loads into the Collector's own components: the page shows the
-// configuration that is tested.
-func TestDocsShowTheTestedCollectorConfig(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "opentelemetry.md"))
-	require.NoError(t, err)
-	cfg, err := os.ReadFile(filepath.Join("..", "..", "otelsink", "testdata", "collector.yaml"))
-	require.NoError(t, err)
-	assert.Contains(t, string(page), "```yaml\n"+string(cfg)+"```\n")
 }

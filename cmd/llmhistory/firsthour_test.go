@@ -21,7 +21,7 @@ func TestHelpCommand(t *testing.T) {
 	code, stdout, stderr := runCmd(t, "", "help", "report")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
-	assert.True(t, strings.HasPrefix(stdout, "usage: llmhistory report [flags] [FILE...]"), stdout)
+	assert.True(t, strings.HasPrefix(stdout, "usage: llmhistory report [flags] [FILE|URL...]"), stdout)
 	assert.Contains(t, stdout, "-min-evidence")
 	assert.Contains(t, stdout, "-prices FILE")
 

@@ -1,12 +1,17 @@
 // Command llmhistory shows and inspects the history llmhistory records.
 //
-//	llmhistory demo [flags]          run an agent conversation through the recorder (offline by default)
-//	llmhistory report [flags] FILE…  build the evidence report from JSONL history files (- for stdin)
-//	llmhistory tail [flags] FILE     follow a JSONL history file as it grows
-//	llmhistory view [flags] FILE…    serve a web viewer of JSONL history files, following them
-//	llmhistory export [flags] FILE…  send JSONL history files to an OpenTelemetry Collector over OTLP (- for stdin)
-//	llmhistory scan [flags] FILE…    find history queries in generated code (- for stdin)
-//	llmhistory help [command]        what a command does and its flags
+//	llmhistory demo [flags]              run an agent conversation through the recorder (offline by default)
+//	llmhistory report [flags] FILE|URL…  build the evidence report from JSONL history files or a store (- for stdin)
+//	llmhistory tail [flags] FILE|URL     follow a JSONL history file, or a store, as records arrive
+//	llmhistory view [flags] FILE…|URL    serve a web viewer of history files or a store, following them
+//	llmhistory export [flags] FILE|URL…  send history files or a store to an OpenTelemetry Collector over OTLP
+//	llmhistory import FILE… --into URL   load JSONL history files into a store (SQLite or PostgreSQL)
+//	llmhistory query [flags] URL         ask a store for records, conversations or figures
+//	llmhistory scan [flags] FILE…        find history queries in generated code (- for stdin)
+//	llmhistory help [command]            what a command does and its flags
+//
+// A store URL is sqlite:FILE or postgres://USER@HOST/DB (see package
+// github.com/llmhistory/llmhistory/store).
 //
 // Every subcommand takes -h for what it does and its flags; flags may
 // follow the file names, and their values are checked (-top -3 is a usage

@@ -15,11 +15,12 @@ import (
 )
 
 func init() {
-	register("report", "build the evidence report from JSONL history files", runReport)
+	register("report", "build the evidence report from JSONL history files or a store", runReport)
 }
 
 const reportAbout = `Report reads the history records of each FILE (JSON Lines, as the JSONL
-sink writes them; - or none: standard input) and writes the evidence report:
+sink writes them; - or none: standard input; or a store's URL,
+sqlite:FILE or postgres://..., read whole) and writes the evidence report:
 the evidence-review checklist with a verdict per item, the history
 telemetry rates, query pattern tags with examples, calls, errors, retries,
 latency (and the time to first chunk of streamed calls), tokens, spend,
@@ -87,7 +88,7 @@ line shows records per second for large inputs.`
 const maxWarnings = 20
 
 func runReport(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("report", "[flags] [FILE...]", reportAbout, io)
+	fs := newFlags("report", "[flags] [FILE|URL...]", reportAbout, io)
 	format := fs.String("format", "markdown", "output `format`: markdown, json or html")
 	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
 	top := fs.Int("top", 10, "list the `N` largest traces")
@@ -131,7 +132,7 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 
-	sources, size, closeAll, err := openSources(fs.Args(), io.in)
+	sources, size, closeAll, err := openSources(ctx, fs.Args(), io.in)
 	defer closeAll()
 	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory report:", err)
@@ -216,14 +217,14 @@ func pluralWord(n int, one, many string) string {
 	return many
 }
 
-// openSources opens every file, or none: on the first failure it returns
-// the error, having closed what it opened. "-" is stdin. size is the total
-// size of the regular files.
-func openSources(names []string, stdin io.Reader) (sources []report.Source, size int64, closeAll func(), err error) {
+// openSources opens every file and store, or none: on the first failure
+// it returns the error, having closed what it opened. "-" is stdin. size
+// is the total size of the regular files.
+func openSources(ctx context.Context, names []string, stdin io.Reader) (sources []report.Source, size int64, closeAll func(), err error) {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
-	var files []*os.File
+	var files []io.Closer
 	closeAll = func() {
 		for _, f := range files {
 			f.Close()
@@ -232,6 +233,16 @@ func openSources(names []string, stdin io.Reader) (sources []report.Source, size
 	for _, name := range names {
 		if name == "-" {
 			sources = append(sources, report.Source{Name: "<stdin>", R: stdin})
+			continue
+		}
+		if isStoreURL(name) {
+			s, err := openStoreReader(ctx, name)
+			if err != nil {
+				return nil, 0, closeAll, err
+			}
+			r := storeJSONL(ctx, s)
+			files = append(files, r, s) // the pipe first: its writer stops, then the store closes
+			sources = append(sources, report.Source{Name: s.URL(), R: r})
 			continue
 		}
 		f, err := os.Open(name)

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("tail", "follow a JSONL history file as it grows", runTail)
+	register("tail", "follow a JSONL history file or a store as records arrive", runTail)
 }
 
 const tailAbout = `Tail prints the last -n records of a JSONL history file, then follows the
@@ -26,7 +26,10 @@ NO_COLOR set). Like the slog sink, tail never prints args, kwargs, output
 or program source.
 
 FILE may be - for standard input, which is read to its end and its last
--n records printed (a pipe cannot be followed past its end).
+-n records printed (a pipe cannot be followed past its end). It may be a
+store's URL (sqlite:FILE, postgres://...): tail prints the newest -n
+records the store holds, then each record as the store takes it, from
+whichever process or replica wrote it.
 
 Lines that are not records (not JSON, or without the fields every record
 has) are reported on standard error, the first 20 of each kind, and
@@ -38,7 +41,7 @@ which none is a record is not a history file: tail says so and exits 1.`
 const maxTailLine = record.DefaultMaxLineBytes
 
 func runTail(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("tail", "[flags] FILE", tailAbout, io)
+	fs := newFlags("tail", "[flags] FILE|URL", tailAbout, io)
 	n := fs.Int("n", 10, "print the last `N` records first (0: none)")
 	follow := fs.Bool("f", true, "keep following the file; -f=false prints and exits")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often to look for new records")
@@ -47,7 +50,7 @@ func runTail(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(io.err, "llmhistory tail: want exactly one FILE")
+		fmt.Fprintln(io.err, "llmhistory tail: want exactly one FILE or store URL")
 		fs.Usage()
 		return exitUsage
 	}
@@ -93,13 +96,14 @@ type tailer struct {
 	warn io.Writer
 	poll time.Duration
 
-	f       *os.File  // the file followed; nil when reading r
-	r       io.Reader // standard input, read once to its end
-	off     int64     // bytes of f consumed, up to the end of the last whole line
-	line    int       // number of the last whole line consumed
-	partial int64     // bytes read of the current, unfinished line
-	pending []byte    // those bytes, unless skip
-	skip    bool      // the current line grew past maxTailLine: drop it at its newline
+	f       *os.File     // the file followed; nil when reading r
+	r       io.Reader    // standard input, read once to its end
+	st      *storeTailer // a store, when path is its URL
+	off     int64        // bytes of f consumed, up to the end of the last whole line
+	line    int          // number of the last whole line consumed
+	partial int64        // bytes read of the current, unfinished line
+	pending []byte       // those bytes, unless skip
+	skip    bool         // the current line grew past maxTailLine: drop it at its newline
 	// lineUnknown: the file was read from its end (printLastFromEnd), so
 	// line is not the number of the lines before.
 	lineUnknown bool
@@ -140,10 +144,14 @@ func (t *tailer) run(ctx context.Context, n int, follow bool) error {
 	return t.follow(ctx, t.con.print, nil)
 }
 
-// open opens the file, unless the tailer reads standard input.
+// open opens the file or the store, unless the tailer reads standard
+// input.
 func (t *tailer) open() error {
 	if t.r != nil {
 		return nil
+	}
+	if isStoreURL(t.path) {
+		return t.openStore()
 	}
 	f, err := os.Open(t.path)
 	if err != nil {
@@ -156,6 +164,9 @@ func (t *tailer) open() error {
 func (t *tailer) close() {
 	if t.f != nil {
 		t.f.Close()
+	}
+	if t.st != nil {
+		t.st.s.Close()
 	}
 }
 
@@ -179,8 +190,10 @@ func (t *tailer) follow(ctx context.Context, emit func(record.Record), polled fu
 			return nil
 		case <-tick.C:
 		}
-		if err := t.check(); err != nil {
-			return err
+		if t.st == nil {
+			if err := t.check(); err != nil {
+				return err
+			}
 		}
 		if err := t.consume(ctx, emit); err != nil {
 			return err
@@ -227,6 +240,9 @@ const readWholeBelow = 1 << 20
 // input, and a small file, is read once, front to back, keeping only n
 // records.
 func (t *tailer) printLast(ctx context.Context, n int) error {
+	if t.st != nil {
+		return t.printLastStore(ctx, n)
+	}
 	if t.f != nil && n > 0 {
 		if st, err := t.f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= readWholeBelow {
 			return t.printLastFromEnd(n, st.Size())
@@ -374,6 +390,9 @@ func (t *tailer) where(start int64) string {
 // When ctx ends it stops before its next read (what it read is handed
 // on), and returns nil.
 func (t *tailer) consume(ctx context.Context, emit func(record.Record)) error {
+	if t.st != nil {
+		return t.consumeStore(ctx, emit)
+	}
 	if t.f != nil {
 		if _, err := t.f.Seek(t.off+t.partial, io.SeekStart); err != nil {
 			return err

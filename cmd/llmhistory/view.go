@@ -17,16 +17,18 @@ import (
 )
 
 func init() {
-	register("view", "serve a web viewer of JSONL history files", runView)
+	register("view", "serve a web viewer of JSONL history files or a store", runView)
 }
 
 const viewAbout = `View serves a web viewer of the history in each FILE (JSON Lines, as the
-JSONL sink writes them): the conversations, newest first, with filters
+JSONL sink writes them), or in a store (sqlite:FILE, postgres://...,
+opened read-only): the conversations, newest first, with filters
 and a text search; each conversation as a transcript and as a timeline of
 its calls; each call with its kwargs, usage, cost, timings, error and raw
 record; and an overview of calls, errors, tokens, spend and latency. It
 indexes the files as it reads them, pages are served meanwhile, and new
-records appear as the files grow, without a reload. A file truncated or
+records appear as the files grow, or the store receives them, without a
+reload. A file truncated or
 replaced (log rotation) is read again from its start.
 
 The first line it prints is the address to open. It listens on
@@ -58,9 +60,14 @@ var openBrowser = func(url string) error {
 	return nil
 }
 
-// openStoreSource opens a store URL as a view.Source; nil while the store
-// is not built into this command, and then a store URL is refused.
-var openStoreSource func(ctx context.Context, url string) (view.Source, io.Closer, error)
+// openStoreSource opens a store URL, read-only, as a view.Source.
+func openStoreSource(ctx context.Context, url string, poll time.Duration) (view.Source, io.Closer, error) {
+	s, err := openStoreReader(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	return view.FromStore(s, poll), s, nil
+}
 
 // closer is io.Closer, named where a parameter called io hides the package.
 type closer = io.Closer
@@ -69,7 +76,7 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	fs := newFlags("view", "[flags] FILE... | STORE-URL", viewAbout, io)
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	open := fs.Bool("open", false, "open the viewer in a browser")
-	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files are looked at for new records")
+	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -95,11 +102,7 @@ func runView(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintln(io.err, "llmhistory view: a store URL is read alone, without files")
 			return exitUsage
 		}
-		if openStoreSource == nil {
-			fmt.Fprintf(io.err, "llmhistory view: %s: this build reads JSONL files only; it has no store\n", inputs[0])
-			return exitUsage
-		}
-		s, c, err := openStoreSource(ctx, inputs[0])
+		s, c, err := openStoreSource(ctx, inputs[0], *poll)
 		if err != nil {
 			fmt.Fprintln(io.err, "llmhistory view:", err)
 			return exitFailure
@@ -179,16 +182,6 @@ func viewAddress(a *net.TCPAddr) (url string, loopback bool, hosts []string) {
 		return url, true, []string{"127.0.0.1", "localhost", "::1", a.IP.String()}
 	}
 	return url, false, nil
-}
-
-// isStoreURL reports whether an argument names a store rather than a file.
-func isStoreURL(s string) bool {
-	for _, p := range []string{"sqlite:", "postgres:", "postgresql:"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return strings.Contains(s, "://")
 }
 
 // reportIndexing says on w how the first reading of the files went: every

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/store"
 )
 
 // startView runs llmhistory view with args until the test ends, and
@@ -146,7 +148,7 @@ func TestViewBadInput(t *testing.T) {
 		{nil, exitUsage, "want one or more FILEs"},
 		{[]string{filepath.Join(dir, "missing.jsonl")}, exitFailure, "no such file"},
 		{[]string{dir}, exitFailure, "is a directory"},
-		{[]string{"sqlite:history.db"}, exitUsage, "this build reads JSONL files only"},
+		{[]string{"sqlite:" + filepath.Join(dir, "a.db"), "x.jsonl"}, exitUsage, "a store URL is read alone"},
 		{[]string{"-"}, exitUsage, "standard input cannot be viewed"},
 		{[]string{"-poll", "0s", "x.jsonl"}, exitUsage, "-poll must be more than 0"},
 		{[]string{"-addr", "256.0.0.1:80", filepath.Join(dir, "h.jsonl")}, exitFailure, ""},
@@ -180,5 +182,30 @@ func TestDemoSaysHowToView(t *testing.T) {
 	code, body := get(t, url, "")
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "going to Lisbon in May", "the demo's conversation, listed")
+	assert.Equal(t, exitOK, stop())
+}
+
+// A store URL is served as files are, and what the store receives shows.
+func TestViewStore(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	w, err := store.Open(ctx, url)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Append(ctx, testRecord(1, true)))
+	require.NoError(t, w.Flush())
+
+	page, _, stop := startView(t, url, "-poll", "20ms")
+	code, body := get(t, page, "")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `data-key="t1"`)
+	r := testRecord(2, true)
+	r.TraceID = "t2"
+	require.NoError(t, w.Append(ctx, r))
+	require.NoError(t, w.Flush())
+	_, body = get(t, page, "")
+	assert.Contains(t, body, `data-key="t2"`, "asked of the store at each page")
+	code, _ = get(t, page+"call/"+r.CallID, "")
+	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, exitOK, stop())
 }

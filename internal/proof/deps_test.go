@@ -69,3 +69,16 @@ func TestRecorderOnlyBinary(t *testing.T) {
 	t.Logf("bare net/http program: %.1f MB; recorder-only program: %.1f MB (+%.1f MB)",
 		float64(size["bare"])/1e6, float64(size["recorder"])/1e6, float64(size["recorder"]-size["bare"])/1e6)
 }
+
+// The module's own tests need no OpenTelemetry Collector: its receiver
+// and components (about 190 packages) are compiled only by the
+// integration module, so that a fresh clone's first go test ./... does
+// not wait for them. (go mod tidy, which CI checks, would add them here
+// if a test of this module imported one.)
+func TestModuleRequiresNoCollector(t *testing.T) {
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(gomod), "\n") {
+		assert.NotContains(t, line, "go.opentelemetry.io/collector", "go.mod: move the test that needs it to integration/")
+	}
+}

@@ -1,7 +1,8 @@
-package otelsink_test
+package integration_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,18 +18,26 @@ import (
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 
-	"github.com/llmhistory/llmhistory/internal/otlptest"
+	"github.com/llmhistory/llmhistory/integration/internal/otlptest"
+	"github.com/llmhistory/llmhistory/internal/otelsinktest"
+	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/otelsink"
+	"github.com/llmhistory/llmhistory/record"
 )
 
+// collectorYAML is the Collector configuration docs/opentelemetry.md
+// shows; it stays beside otelsink, where the page's docker command
+// mounts it from.
+var collectorYAML = filepath.Join("..", "otelsink", "testdata", "collector.yaml")
+
 // The Collector configuration of docs/opentelemetry.md
-// (testdata/collector.yaml) works: every component in it exists in the Collector and takes its
+// (otelsink/testdata/collector.yaml) works: every component in it exists in the Collector and takes its
 // settings (each unmarshalled into the component's own configuration and
 // validated), every pipeline names components that are defined, and its
 // OTLP receiver, built from the file, takes what otelsink sends over
 // HTTP and gRPC.
 func TestCollectorConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "collector.yaml"))
+	cm, err := confmaptest.LoadConf(collectorYAML)
 	require.NoError(t, err)
 
 	factories := map[string][]component.Factory{
@@ -92,13 +101,25 @@ func TestCollectorConfig(t *testing.T) {
 	rcfg := defined["receivers"][component.MustNewID("otlp")].(*otlpreceiver.Config)
 	c := otlptest.Start(t, rcfg)
 	for _, protocol := range []string{"http", "grpc"} {
-		se, _ := exporters(t, c, protocol)
+		se, _ := otelsinktest.Exporters(t, c.GRPC, c.HTTP, protocol)
 		sink, err := otelsink.New(otelsink.Options{SpanExporter: se})
 		require.NoError(t, err)
-		require.NoError(t, sink.Append(context.Background(), rec("via-"+protocol)))
+		require.NoError(t, sink.Append(context.Background(), record.Record{CallID: "via-" + protocol, Timestamp: "2026-11-21T09:30:00Z",
+			Speaker: "user", MethodName: "openai.chat.completions.create", Outcome: record.Success("chat.completion")}))
 		require.NoError(t, sink.Close())
 	}
-	otlptest.WaitFor(t, "both spans", func() bool { return c.Traces.SpanCount() == 2 })
+	otlpfake.WaitFor(t, "both spans", func() bool { return c.SpanCount() == 2 })
 	assert.Contains(t, c.Spans(t), "via-http")
 	assert.Contains(t, c.Spans(t), "via-grpc")
+}
+
+// The Collector configuration docs/opentelemetry.md shows is the file
+// TestCollectorConfig loads into the Collector's own components: the
+// page shows the configuration that is tested.
+func TestDocsShowTheTestedCollectorConfig(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "opentelemetry.md"))
+	require.NoError(t, err)
+	cfg, err := os.ReadFile(collectorYAML)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "```yaml\n"+string(cfg)+"```\n")
 }

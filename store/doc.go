@@ -1,0 +1,108 @@
+// Package store keeps history records in a database you can query: an
+// embedded SQLite file that needs nothing, or PostgreSQL for a fleet. It
+// holds the SQL of both, the query model, the schema and its migrations,
+// and retention, and links no database driver: a backend registers itself
+// when its package is imported, as database/sql drivers do, so a program
+// links only what it opens.
+//
+//	import (
+//		"github.com/llmhistory/llmhistory/store"
+//		_ "github.com/llmhistory/llmhistory/store/sqlite"   // sqlite:FILE
+//		_ "github.com/llmhistory/llmhistory/store/postgres" // postgres://...
+//	)
+//
+//	s, err := store.Open(ctx, "sqlite:history.db")
+//	rec := middleware.NewRecorder(middleware.WithSink(s))
+//
+// # Writing
+//
+// A [*Store] is a [record.Sink] and a [record.BatchSink]. Given to a
+// recorder ([middleware.WithSink]), it gets records from the sink's own
+// queue and goroutine, the records that queued up behind each other in one
+// call, which it writes in one transaction: a call never waits on the
+// database, and the database's cost per record falls as the load rises.
+//
+// Records are written exactly once by call ID. A record whose call ID the
+// store holds already is skipped and counted ([Stats].Duplicates),
+// whoever wrote it: a batch retried after a lost answer, a spill file
+// imported twice, another process or replica writing the same record at
+// the same moment. Several processes may write one SQLite file (it is in
+// WAL mode; a writer waits for another's lock up to the busy timeout), and
+// many replicas one PostgreSQL database.
+//
+// # Faults
+//
+// A database that is down, locked past the busy timeout, full or
+// read-only never blocks a call and never loses a record in silence
+// ([Store.AppendBatch]): the batch goes to a JSONL spill file beside the
+// store (FILE.spill.jsonl for SQLite), a [*SpillError] says so, which a
+// recorder counts among its sink's failures ([middleware.Stats]), and the
+// fault is logged once per kind ([Fault]). For a while after a fault (a
+// second, doubling up to thirty) batches go straight to the spill file,
+// so that a database that is down costs nothing; then it is tried again.
+// [Store.Import], and the command `llmhistory import SPILL --into URL`,
+// bring the spilled records back, skipping any the database got after
+// all.
+//
+// # Storage grows linearly with a conversation
+//
+// A chat API is stateless: every call sends the whole conversation
+// again, so the args of a conversation's records repeat each other, and a
+// history that kept each whole would grow with the square of the
+// conversation. A store keeps each message (an element of args) once,
+// addressed by its content (a SHA-256 prefix, under the hour it first
+// appears in), and a record's args as references: the first N messages of
+// the previous record of its trace, then its own. Chains of references
+// are at most 16 records deep (a record then lists its messages whole),
+// so reading one record costs a few lookups. Every reader gets args
+// whole. A 1,000-turn conversation takes 1.7 times its unique text on
+// disk in SQLite, 2.7 times in PostgreSQL (docs/store.md has the
+// figures); kept whole, its records would take 500 times.
+//
+// A record is kept as its JSON without args (compressed, with a preset
+// dictionary), beside the columns queries use, so a field added to
+// [record.Record] later is stored and read back without a change to the
+// schema.
+//
+// # Reading
+//
+// [Store.Get] returns a record by call ID; [Store.Trace] a trace's
+// records, oldest first. [Store.Query] returns a page of the records a
+// [Filter] selects, newest first, and a cursor for the next: by time,
+// user, tags, metadata, trace, model, provider, method, outcome, error
+// type, minimum cost or duration, and text (full-text search: FTS5 on
+// SQLite, tsvector on PostgreSQL, over the text each record brought into
+// its conversation and its output). [Store.Records] iterates over all the
+// records a filter selects, a page at a time. [Store.Traces] lists
+// conversations, newest first, with their figures. [Store.Aggregate]
+// groups calls, errors, tokens, spend and latency p50/p95 by hour or day,
+// user, tag, model, provider, method, error type or trace.
+// [Store.Follow] hands out records as they arrive, from any writer. On
+// SQLite, aggregates that involve only time, model, provider, method,
+// status and error type read hourly rollups, not the records.
+//
+// # Retention
+//
+// [Options].MaxAge and MaxBytes bound what a store keeps: they are applied
+// when it opens and every RetentionInterval, and by [Store.Prune] on
+// demand. Records go oldest first; a record whose args build on one that
+// goes is rewritten to stand alone first; messages no kept record uses
+// go with them. MaxBytes is for SQLite only (PostgreSQL keeps the space of
+// deleted rows for reuse instead of giving it back, so its size says
+// nothing of what deleting frees).
+//
+// # Schema
+//
+// The schema is versioned ([SchemaVersion]) and migrated up from every
+// released version when a store is opened for writing, once, whichever of
+// several processes or replicas gets there first. A store written by a
+// newer llmhistory is refused with a [*SchemaError] naming both versions.
+//
+// # Backends
+//
+// A [Backend] opens connections and says what its errors mean; the store
+// speaks its [Dialect]. store/sqlite uses modernc.org/sqlite (pure Go, no
+// cgo, FTS5 built in), store/postgres github.com/jackc/pgx/v5. The
+// package store/storetest is the conformance suite both pass, for a
+// backend of one's own.
+package store

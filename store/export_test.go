@@ -1,0 +1,14 @@
+package store
+
+import "context"
+
+// MigrateTo migrates s with the released migrations and one more, version
+// SchemaVersion+1, made of sql: as a future llmhistory would.
+func MigrateTo(ctx context.Context, s *Store, sqlite, postgres string) error {
+	next := migration{version: SchemaVersion + 1, sqlite: []string{sqlite}, postgres: []string{postgres}}
+	return s.migrate(ctx, append(append([]migration(nil), migrations...), next))
+}
+
+// SetWalkBound sets how many matches a term needs for a newest-first page
+// to walk rather than gather (0: the store's own choice).
+func SetWalkBound(s *Store, n int64) { s.walkBound = n }

@@ -1,0 +1,477 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Filter selects records. The zero Filter selects every record; each field
+// set narrows it, and all must hold.
+type Filter struct {
+	Since time.Time // timestamp at or after it
+	Until time.Time // timestamp before it
+
+	TraceID  string
+	UserID   string
+	Tags     []string          // every one of them
+	Metadata map[string]string // every key with its value
+
+	Model    string // as the provider reported it (record.Model)
+	Provider string // the part of method_name before the first dot: "openai"
+	Method   string // method_name
+
+	Status    string // outcome: "ok", "error" or "canceled"
+	ErrorType string // one of the record.Error* types
+
+	MinCostUSD  float64       // cost at least this; unpriced records never match
+	MinDuration time.Duration // duration at least this
+
+	// Text selects the records where every word of it entered their
+	// trace (in the messages their args add to the trace's previous
+	// record's) or appears in their output or error message. Words are
+	// runs of letters and digits, matched whole and without regard to
+	// case.
+	Text string
+}
+
+// where appends the filter's conditions on records r to args and
+// returns them as SQL, "" for none. Tags, metadata and text are tested
+// as membership in what matches them (IN), unless p says that a term
+// matches so many records that a newest-first walk finds a page sooner
+// by testing each record (EXISTS).
+func (f Filter) where(s *Store, args *[]any) string { return f.whereWith(s, args, nil) }
+
+func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
+	var conds []string
+	arg := func(v any) string {
+		*args = append(*args, v)
+		return "$" + strconv.Itoa(len(*args))
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "r.ts >= "+arg(f.Since.UnixMicro()))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "r.ts < "+arg(f.Until.UnixMicro()))
+	}
+	eq := func(col, v string) {
+		if v != "" {
+			conds = append(conds, col+" = "+arg(v))
+		}
+	}
+	eq("r.trace_id", f.TraceID)
+	eq("r.user_id", f.UserID)
+	eq("r.model", f.Model)
+	eq("r.provider", f.Provider)
+	eq("r.method", f.Method)
+	eq("r.status", f.Status)
+	eq("r.error_type", f.ErrorType)
+	attr := func(name, value string, walk bool) string {
+		if walk {
+			return probeEach(s, "SELECT 1 FROM record_attrs a WHERE a.name = "+arg(name)+" AND a.value = "+arg(value)+" AND a.seq = r.seq")
+		}
+		return "r.seq IN (SELECT seq FROM record_attrs WHERE name = " + arg(name) + " AND value = " + arg(value) + ")"
+	}
+	for _, t := range f.Tags {
+		conds = append(conds, attr(attrTag, t, p.walk(attrTag, t)))
+	}
+	keys := make([]string, 0, len(f.Metadata))
+	for k := range f.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		conds = append(conds, attr(attrMeta+k, f.Metadata[k], p.walk(attrMeta+k, f.Metadata[k])))
+	}
+	if f.MinCostUSD > 0 {
+		conds = append(conds, "r.cost_usd >= "+arg(f.MinCostUSD))
+	}
+	if f.MinDuration > 0 {
+		conds = append(conds, "r.duration_ms >= "+arg(float64(f.MinDuration)/float64(time.Millisecond)))
+	}
+	if f.Text != "" {
+		if s.dialect == SQLite {
+			q := ftsQuery(f.Text)
+			if q == "" {
+				conds = append(conds, "0 = 1") // no word: nothing matches
+			} else if p.walk("text", q) {
+				conds = append(conds, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH "+arg(q)+")")
+			} else {
+				conds = append(conds, "r.seq IN (SELECT rowid FROM record_text WHERE record_text MATCH "+arg(q)+")")
+			}
+		} else if q := strings.Join(words(f.Text), " "); p.walk("text", q) {
+			conds = append(conds, probeEach(s, "SELECT 1 FROM record_text x WHERE x.seq = r.seq AND x.tsv @@ plainto_tsquery('simple', "+arg(q)+")"))
+		} else {
+			conds = append(conds, "r.seq IN (SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', "+arg(q)+"))")
+		}
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// plan says, for a newest-first page, which tag, metadata and text terms
+// match so many records that testing each record found walking newest
+// first beats gathering all they match and sorting them. SQLite's
+// planner, without statistics, always gathers: 1.3 s for a common tag at
+// a million records, against 2 ms walking; and walking for a rare tag
+// reads most of the table. PostgreSQL's gathers too (29 ms for a common
+// metadata value at a million records).
+type plan struct{ walkTerms map[string]bool }
+
+func (p *plan) walk(name, value string) bool {
+	return p != nil && p.walkTerms[name+"\x00"+value]
+}
+
+// planPage counts, up to a bound, what each term of f matches: walking
+// reads about limit*records/matches rows, gathering about matches rows
+// and sorts them, so the crossover is near sqrt(limit*records).
+func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error) {
+	if len(f.Tags) == 0 && len(f.Metadata) == 0 && f.Text == "" {
+		return nil, nil
+	}
+	var total *int64
+	if err := s.r.QueryRowContext(ctx, `SELECT max(seq) FROM records`).Scan(&total); err != nil || total == nil {
+		return nil, err
+	}
+	bound := max(1000, int64(math.Sqrt(float64(limit)*float64(*total))))
+	if s.walkBound > 0 {
+		bound = s.walkBound
+	}
+	p := &plan{walkTerms: map[string]bool{}}
+	probe := func(key string, query string, args ...any) error {
+		var n int64
+		if err := s.r.QueryRowContext(ctx, s.q(`SELECT count(*) FROM (`+query+` LIMIT $`+strconv.Itoa(len(args)+1)+`) AS matches`), append(args, bound)...).Scan(&n); err != nil {
+			return err
+		}
+		p.walkTerms[key] = n >= bound
+		return nil
+	}
+	for _, t := range f.Tags {
+		if err := probe(attrTag+"\x00"+t, `SELECT 1 FROM record_attrs WHERE name = $1 AND value = $2`, attrTag, t); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range f.Metadata {
+		if err := probe(attrMeta+k+"\x00"+v, `SELECT 1 FROM record_attrs WHERE name = $1 AND value = $2`, attrMeta+k, v); err != nil {
+			return nil, err
+		}
+	}
+	if q := ftsQuery(f.Text); q != "" && s.dialect == SQLite {
+		if err := probe("text\x00"+q, `SELECT rowid FROM record_text WHERE record_text MATCH $1`, q); err != nil {
+			return nil, err
+		}
+	} else if q := strings.Join(words(f.Text), " "); q != "" && s.dialect == PostgreSQL {
+		if err := probe("text\x00"+q, `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`, q); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// probeEach is a condition that runs query for each record r a walk
+// meets: EXISTS on SQLite; on PostgreSQL a subquery with LIMIT, which its
+// planner does not fold into a join that gathers every match.
+func probeEach(s *Store, query string) string {
+	if s.dialect == PostgreSQL {
+		return "(" + query + " LIMIT 1) IS NOT NULL"
+	}
+	return "EXISTS (" + query + ")"
+}
+
+// Query asks for one page of records, newest first.
+type Query struct {
+	Filter
+	// Limit is the page size; default 50, at most 1,000.
+	Limit int
+	// Cursor continues from the page whose [Page].Next it is; "" starts
+	// with the newest record.
+	Cursor string
+	// NoArgs leaves Args empty ("[]"): for a list, which needs no
+	// transcripts, it saves reading them.
+	NoArgs bool
+}
+
+// Page is one page of records, newest first.
+type Page struct {
+	Records []record.Record
+	// Next is the cursor of the following page; "" when this is the last.
+	Next string
+}
+
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+)
+
+// ErrBadCursor: a cursor not made by this package.
+var ErrBadCursor = errors.New("store: bad cursor")
+
+// cursor is a position in newest-first order: before the record (ts, seq).
+type cursor struct{ ts, seq int64 }
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ts, 36) + "." + strconv.FormatInt(c.seq, 36)))
+}
+
+func parseCursor(s string) (cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, fmt.Errorf("%w: %q", ErrBadCursor, s)
+	}
+	a, z, ok := strings.Cut(string(b), ".")
+	ts, err1 := strconv.ParseInt(a, 36, 64)
+	seq, err2 := strconv.ParseInt(z, 36, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return cursor{}, fmt.Errorf("%w: %q", ErrBadCursor, s)
+	}
+	return cursor{ts, seq}, nil
+}
+
+// Query returns one page of the records the filter selects, newest first
+// (by timestamp, then by the order the store took them).
+func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	var c cursor
+	if q.Cursor != "" {
+		var err error
+		if c, err = parseCursor(q.Cursor); err != nil {
+			return Page{}, err
+		}
+	}
+	p, err := s.planPage(ctx, q.Filter, limit)
+	if err != nil {
+		return Page{}, s.readErr(err)
+	}
+	if fq := ftsQuery(q.Text); s.dialect == SQLite && fq != "" && p.walk("text", fq) {
+		var at *cursor
+		if q.Cursor != "" {
+			at = &c
+		}
+		found, ok, err := s.textWalk(ctx, q.Filter, at, limit, p)
+		if err != nil {
+			return Page{}, s.readErr(err)
+		}
+		if ok {
+			return s.pageOf(ctx, found, limit, q.NoArgs)
+		}
+	}
+	var args []any
+	where := q.whereWith(s, &args, p)
+	if q.Cursor != "" {
+		ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
+		args = append(args, c.ts, c.seq)
+		where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+	}
+	if where != "" {
+		where = " WHERE " + where
+	}
+	args = append(args, limit+1)
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+docColumns+`, r.ts FROM records r JOIN record_docs d ON d.seq = r.seq`+where+
+		` ORDER BY r.ts DESC, r.seq DESC LIMIT $`+strconv.Itoa(len(args))), args...)
+	if err != nil {
+		return Page{}, s.readErr(err)
+	}
+	var ds []*docRow
+	var last cursor
+	more := false
+	for rows.Next() {
+		if len(ds) == limit {
+			more = true // the row past the page: there is a next one
+			break
+		}
+		var ts int64
+		d, err := scanDoc(rows, &ts)
+		if err != nil {
+			rows.Close()
+			return Page{}, s.readErr(err)
+		}
+		ds = append(ds, d)
+		last = cursor{ts, d.seq}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return Page{}, s.readErr(err)
+	}
+	var page Page
+	if more {
+		page.Next = last.String()
+	}
+	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, nil)
+	return page, err
+}
+
+func and(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " AND " + b
+}
+
+// textWalk finds a newest-first page of the records with common words on
+// SQLite. Testing each record met walking newest first by time costs a
+// full-text probe per record (half a millisecond at a million records);
+// FTS5 hands out its matches newest first by the store's sequence number
+// instead, cheaply, and records arrive in time order but for imports.
+// So it takes the matches a chunk at a time by sequence, keeps those the
+// other terms select, and stops when no record older by sequence is newer
+// by time than the page's last, which it asks (normally none; an import
+// of old records makes it go on). ok is false when it gave up: the caller
+// walks by time.
+func (s *Store) textWalk(ctx context.Context, f Filter, at *cursor, limit int, p *plan) (found []cursor, ok bool, err error) {
+	fq := ftsQuery(f.Text)
+	rest := f
+	rest.Text = ""
+	newer := func(args *[]any, c cursor, strict bool) string {
+		ts, seq := "$"+strconv.Itoa(len(*args)+1), "$"+strconv.Itoa(len(*args)+2)
+		*args = append(*args, c.ts, c.seq)
+		op := ">="
+		if strict {
+			op = ">"
+		}
+		return "(r.ts > " + ts + " OR (r.ts = " + ts + " AND r.seq " + op + " " + seq + "))"
+	}
+	older := func(args *[]any, c cursor) string {
+		ts, seq := "$"+strconv.Itoa(len(*args)+1), "$"+strconv.Itoa(len(*args)+2)
+		*args = append(*args, c.ts, c.seq)
+		return "(r.ts < " + ts + " OR (r.ts = " + ts + " AND r.seq < " + seq + "))"
+	}
+	upper := int64(math.MaxInt64)
+	chunk := 4 * (limit + 1) // common words: most of a chunk matches the rest
+	for range 64 {
+		rows, err := s.r.QueryContext(ctx, `SELECT rowid FROM record_text WHERE record_text MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3`, fq, upper, chunk)
+		if err != nil {
+			return nil, false, err
+		}
+		var seqs []any
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				rows.Close()
+				return nil, false, err
+			}
+			seqs = append(seqs, seq)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, false, err
+		}
+		if len(seqs) > 0 {
+			upper = seqs[len(seqs)-1].(int64)
+			var args []any
+			where := rest.whereWith(s, &args, p)
+			if at != nil {
+				where = and(where, older(&args, *at))
+			}
+			where = and(where, "r.seq IN ("+placeholders(len(args)+1, len(seqs))+")")
+			args = append(args, seqs...)
+			rs, err := s.r.QueryContext(ctx, s.q(`SELECT r.ts, r.seq FROM records r WHERE `+where), args...)
+			if err != nil {
+				return nil, false, err
+			}
+			for rs.Next() {
+				var c cursor
+				if err := rs.Scan(&c.ts, &c.seq); err != nil {
+					rs.Close()
+					return nil, false, err
+				}
+				found = append(found, c)
+			}
+			rs.Close()
+			if err := rs.Err(); err != nil {
+				return nil, false, err
+			}
+		}
+		slices.SortFunc(found, func(a, b cursor) int {
+			if a.ts != b.ts {
+				return cmpInt(b.ts, a.ts)
+			}
+			return cmpInt(b.seq, a.seq)
+		})
+		if len(seqs) < chunk {
+			return found[:min(len(found), limit+1)], true, nil // every match seen
+		}
+		if len(found) <= limit {
+			continue
+		}
+		// Is any match older by sequence newer by time than the page's
+		// end (its limit+1-th)?
+		found = found[:limit+1]
+		var args []any
+		where := rest.whereWith(s, &args, nil)
+		if at != nil {
+			where = and(where, older(&args, *at))
+		}
+		where = and(where, newer(&args, found[limit], true))
+		args = append(args, upper)
+		where = and(where, "r.seq < $"+strconv.Itoa(len(args)))
+		args = append(args, fq)
+		where = and(where, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH $"+strconv.Itoa(len(args))+")")
+		var one int
+		err = s.r.QueryRowContext(ctx, s.q(`SELECT 1 FROM records r WHERE `+where+` LIMIT 1`), args...).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return found, true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return nil, false, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pageOf reads the records found (up to limit+1, newest first) as a page.
+func (s *Store) pageOf(ctx context.Context, found []cursor, limit int, noArgs bool) (Page, error) {
+	var page Page
+	if len(found) > limit {
+		found = found[:limit]
+		page.Next = found[limit-1].String()
+	}
+	if len(found) == 0 {
+		return page, nil
+	}
+	seqs := make([]any, len(found))
+	for i, c := range found {
+		seqs[i] = c.seq
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+docColumns+` FROM record_docs d WHERE d.seq IN (`+placeholders(1, len(seqs))+`)`), seqs...)
+	if err != nil {
+		return Page{}, s.readErr(err)
+	}
+	ds, err := scanDocs(rows)
+	if err != nil {
+		return Page{}, s.readErr(err)
+	}
+	bySeq := make(map[int64]*docRow, len(ds))
+	for _, d := range ds {
+		bySeq[d.seq] = d
+	}
+	ordered := make([]*docRow, 0, len(found))
+	for _, c := range found {
+		if d := bySeq[c.seq]; d != nil {
+			ordered = append(ordered, d)
+		}
+	}
+	page.Records, err = s.assemble(ctx, ordered, !noArgs, nil)
+	return page, err
+}

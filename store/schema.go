@@ -1,0 +1,305 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SchemaVersion is the version of the schema this package writes. A
+// store is migrated up to it when opened for writing; a store of a newer
+// version is refused.
+const SchemaVersion = 1
+
+// SchemaError is returned by [Open] for a store whose schema this version
+// cannot use: one written by a newer llmhistory, or, opened read-only, one
+// that needs a migration first.
+type SchemaError struct {
+	Found, Known int
+	ReadOnly     bool // the store is older and could not be migrated: opened read-only
+}
+
+func (e *SchemaError) Error() string {
+	if e.Found > e.Known {
+		return fmt.Sprintf("store: schema version %d was written by a newer llmhistory; this one knows versions up to %d: upgrade llmhistory to read it", e.Found, e.Known)
+	}
+	return fmt.Sprintf("store: schema version %d is older than this llmhistory's %d and needs a migration: open it once for writing", e.Found, e.Known)
+}
+
+// A migration takes a schema from version-1 to version. Released
+// migrations are never edited (TestMigrationsAreAppendOnly pins them):
+// a change to the schema is a new migration at the end.
+type migration struct {
+	version          int
+	sqlite, postgres []string
+}
+
+// migrations, in order. The first creates the schema; every released
+// version has its step up.
+var migrations = []migration{
+	{
+		version: 1,
+		sqlite: []string{
+			// Messages (elements of args) once each, addressed by content.
+			// last_used is the newest timestamp (Unix seconds, less up to
+			// touchGrain) of a record that uses the message: retention
+			// deletes the messages no kept record can use.
+			`CREATE TABLE messages (
+				id INTEGER PRIMARY KEY,
+				hash BLOB NOT NULL UNIQUE,
+				last_used INTEGER NOT NULL,
+				body TEXT NOT NULL
+			)`,
+			`CREATE INDEX messages_last_used ON messages(last_used)`,
+			// The columns queries filter, group and order on; narrow, so
+			// that an aggregate reads little.
+			`CREATE TABLE records (
+				seq INTEGER PRIMARY KEY,
+				call_id TEXT NOT NULL UNIQUE,
+				ts INTEGER NOT NULL,
+				trace_id TEXT,
+				user_id TEXT,
+				method TEXT NOT NULL,
+				provider TEXT NOT NULL,
+				model TEXT,
+				status TEXT NOT NULL,
+				error_type TEXT,
+				duration_ms REAL,
+				cost_usd REAL,
+				input_tokens INTEGER NOT NULL,
+				output_tokens INTEGER NOT NULL,
+				total_tokens INTEGER NOT NULL
+			)`,
+			// Each index costs every write: these serve the filters that
+			// select few records (a trace, a user, an error type); a
+			// model or a provider selects many, found soon enough newest
+			// first by time.
+			`CREATE INDEX records_ts ON records(ts)`,
+			`CREATE INDEX records_trace ON records(trace_id, ts) WHERE trace_id IS NOT NULL`,
+			`CREATE INDEX records_user ON records(user_id, ts) WHERE user_id IS NOT NULL`,
+			`CREATE INDEX records_error ON records(error_type, ts) WHERE error_type IS NOT NULL`,
+			// The record itself: its JSON without args (doc), and args as
+			// message references: the first base_count of record base_seq,
+			// then refs (see refs.go). SQLite writers take turns, so no
+			// foreign key (and the index it would need) guards base_seq
+			// here: the writer checks its base in its transaction, and
+			// retention rewrites a record before deleting its base.
+			`CREATE TABLE record_docs (
+				seq INTEGER PRIMARY KEY,
+				base_seq INTEGER,
+				base_count INTEGER NOT NULL,
+				refs BLOB NOT NULL,
+				doc BLOB NOT NULL
+			)`,
+			// Tags (name '#') and metadata (name 'm:' and the key).
+			`CREATE TABLE record_attrs (
+				name TEXT NOT NULL,
+				value TEXT NOT NULL,
+				seq INTEGER NOT NULL,
+				PRIMARY KEY (name, value, seq)
+			) WITHOUT ROWID`,
+			// The text a record brought into its trace, and its output:
+			// an index only (contentless), by seq.
+			`CREATE VIRTUAL TABLE record_text USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0')`,
+			// Hourly figures, for aggregates that need not read every
+			// record (rollup.go).
+			`CREATE TABLE rollups (
+				hour INTEGER NOT NULL,
+				model TEXT NOT NULL,
+				provider TEXT NOT NULL,
+				method TEXT NOT NULL,
+				error_type TEXT NOT NULL,
+				status TEXT NOT NULL,
+				calls INTEGER NOT NULL,
+				errors INTEGER NOT NULL,
+				input_tokens INTEGER NOT NULL,
+				output_tokens INTEGER NOT NULL,
+				total_tokens INTEGER NOT NULL,
+				cost_usd REAL NOT NULL,
+				latency BLOB NOT NULL,
+				PRIMARY KEY (hour, model, provider, method, error_type, status)
+			) WITHOUT ROWID`,
+		},
+		postgres: []string{
+			`CREATE TABLE messages (
+				id BIGSERIAL PRIMARY KEY,
+				hash BYTEA NOT NULL UNIQUE,
+				last_used BIGINT NOT NULL,
+				body TEXT NOT NULL
+			)`,
+			`CREATE INDEX messages_last_used ON messages(last_used)`,
+			`CREATE SEQUENCE records_seq`,
+			`CREATE TABLE records (
+				seq BIGINT PRIMARY KEY,
+				call_id TEXT NOT NULL UNIQUE,
+				ts BIGINT NOT NULL,
+				trace_id TEXT,
+				user_id TEXT,
+				method TEXT NOT NULL,
+				provider TEXT NOT NULL,
+				model TEXT,
+				status TEXT NOT NULL,
+				error_type TEXT,
+				duration_ms DOUBLE PRECISION,
+				cost_usd DOUBLE PRECISION,
+				input_tokens BIGINT NOT NULL,
+				output_tokens BIGINT NOT NULL,
+				total_tokens BIGINT NOT NULL
+			)`,
+			`CREATE INDEX records_ts ON records(ts, seq)`,
+			`CREATE INDEX records_trace ON records(trace_id, ts, seq) WHERE trace_id IS NOT NULL`,
+			`CREATE INDEX records_user ON records(user_id, ts, seq) WHERE user_id IS NOT NULL`,
+			`CREATE INDEX records_error ON records(error_type, ts, seq) WHERE error_type IS NOT NULL`,
+			`CREATE TABLE record_docs (
+				seq BIGINT PRIMARY KEY,
+				base_seq BIGINT REFERENCES record_docs(seq),
+				base_count INTEGER NOT NULL,
+				refs BYTEA NOT NULL,
+				doc BYTEA NOT NULL
+			)`,
+			// Replicas write at once: a foreign key keeps a record's base
+			// from being deleted under it (retention rewrites it first).
+			`CREATE INDEX record_docs_base ON record_docs(base_seq) WHERE base_seq IS NOT NULL`,
+			`CREATE TABLE record_attrs (
+				name TEXT NOT NULL,
+				value TEXT NOT NULL,
+				seq BIGINT NOT NULL,
+				PRIMARY KEY (name, value, seq)
+			)`,
+			// Positions stripped: words are matched, not phrases, as the
+			// SQLite index (detail=none) does. No pending list
+			// (fastupdate): it holds entries uncompressed until a vacuum,
+			// doubling the index (a 1,000-turn conversation: 4.1 MB
+			// stored, 3.0 MB without).
+			`CREATE TABLE record_text (
+				seq BIGINT PRIMARY KEY,
+				tsv TSVECTOR NOT NULL
+			)`,
+			`CREATE INDEX record_text_tsv ON record_text USING GIN (tsv) WITH (fastupdate = off)`,
+		},
+	},
+}
+
+// metaTable holds the schema version and the SQLite record sequence.
+const metaTable = `CREATE TABLE IF NOT EXISTS llmhistory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+
+// prepareSchema checks the schema version and, for a store opened for
+// writing, migrates it up to SchemaVersion.
+func (s *Store) prepareSchema(ctx context.Context) error {
+	if s.opts.ReadOnly {
+		v, err := s.schemaVersion(ctx, s.r)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v == 0:
+			return fmt.Errorf("%w: %s", ErrNoHistory, s.url)
+		case v != SchemaVersion:
+			return &SchemaError{Found: v, Known: SchemaVersion, ReadOnly: true}
+		}
+		return nil
+	}
+	// Current already: no write transaction, so that a store whose
+	// database refuses writes (a read-only file, a standby) still opens,
+	// to read, and to spill what it is given.
+	if v, err := s.schemaVersion(ctx, s.r); err == nil && v == migrations[len(migrations)-1].version {
+		return nil
+	} else if err == nil && v > migrations[len(migrations)-1].version {
+		return &SchemaError{Found: v, Known: migrations[len(migrations)-1].version}
+	}
+	return s.migrate(ctx, migrations)
+}
+
+// schemaVersion reads the version of the schema; 0 when there is none.
+func (s *Store) schemaVersion(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var exists int
+	var err error
+	switch s.dialect {
+	case SQLite:
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'llmhistory_meta'`).Scan(&exists)
+	default:
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'llmhistory_meta'`).Scan(&exists)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: read schema version of %s: %w", s.url, err)
+	}
+	if exists == 0 {
+		return 0, nil
+	}
+	var v string
+	err = db.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'schema_version'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: read schema version of %s: %w", s.url, err)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("store: schema version of %s is %q, not a number", s.url, v)
+	}
+	return n, nil
+}
+
+// migrate brings the schema up to the last of steps, in one transaction,
+// so that several processes opening one new store at once create it once.
+func (s *Store) migrate(ctx context.Context, steps []migration) error {
+	known := steps[len(steps)-1].version
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
+	}
+	defer tx.Rollback()
+	if s.dialect == PostgreSQL {
+		// One migrator at a time across replicas.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301150529)`); err != nil {
+			return fmt.Errorf("store: migrate %s: %w", s.url, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, metaTable); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
+	}
+	v, err := s.schemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if v > known {
+		return &SchemaError{Found: v, Known: known}
+	}
+	if v == known {
+		return tx.Commit()
+	}
+	for _, m := range steps {
+		if m.version <= v {
+			continue
+		}
+		stmts := m.sqlite
+		if s.dialect == PostgreSQL {
+			stmts = m.postgres
+		}
+		for _, stmt := range stmts {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("store: migrate %s to version %d: %w\n%s", s.url, m.version, err, strings.TrimSpace(stmt))
+			}
+		}
+	}
+	upsert := `INSERT INTO llmhistory_meta (key, value) VALUES ('schema_version', $1)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	if _, err := tx.ExecContext(ctx, s.q(upsert), strconv.Itoa(known)); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
+	}
+	if s.dialect == SQLite {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO llmhistory_meta (key, value) VALUES ('next_seq', '1') ON CONFLICT (key) DO NOTHING`); err != nil {
+			return fmt.Errorf("store: migrate %s: %w", s.url, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// Errors of the store. Match them with errors.Is.
+var (
+	// ErrUnknownScheme: no backend is registered for the URL's scheme
+	// (its package is not imported), or the string is not a store URL.
+	ErrUnknownScheme = errors.New("store: no backend for scheme")
+	// ErrNotFound: no record has the call ID asked for.
+	ErrNotFound = errors.New("store: no such record")
+	// ErrNoHistory: a store opened for reading holds no llmhistory schema.
+	ErrNoHistory = errors.New("store: the database holds no llmhistory history")
+	// ErrReadOnly: a write to a store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("store: opened read-only")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Options configures [OpenWith]. The zero value is the defaults.
+type Options struct {
+	// Logger receives what goes wrong, once per kind: a fault and where
+	// its records went, a retention pass that failed. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// ReadOnly opens the store for reading only: no schema is created or
+	// migrated, and writes fail with [ErrReadOnly].
+	ReadOnly bool
+	// SpillPath is the JSONL file records go to while the database cannot
+	// take them (see [Store.AppendBatch]). Default: beside a SQLite file,
+	// FILE.spill.jsonl; for PostgreSQL, llmhistory-DBNAME.spill.jsonl in
+	// the working directory.
+	SpillPath string
+	// MaxAge deletes records older than it; 0 keeps them.
+	MaxAge time.Duration
+	// MaxBytes deletes the oldest records while the store takes more
+	// bytes than it; 0 sets no bound.
+	MaxBytes int64
+	// RetentionInterval is how often MaxAge and MaxBytes are applied while
+	// the store is open for writing; default 10 minutes. They are also
+	// applied when it opens, and by [Store.Prune] on demand.
+	RetentionInterval time.Duration
+	// BusyTimeout is how long a SQLite write waits for another process's
+	// lock before the batch goes to the spill file; default 5 seconds.
+	BusyTimeout time.Duration
+}
+
+// Store is a history in a database: a [record.Sink] (and
+// [record.BatchSink]) that writes records exactly once by call ID, and a
+// reader of them. It is safe for concurrent use. Open one with [Open].
+type Store struct {
+	url     string // redacted, for messages
+	backend Backend
+	dialect Dialect
+	w, r    *sql.DB
+	opts    Options
+	log     *slog.Logger
+
+	// wmu serializes this Store's writes: the trace cache assumes one
+	// writer at a time, and SQLite takes one anyway.
+	wmu    sync.Mutex
+	traces *traceCache
+
+	spill *spiller
+
+	closed    atomic.Bool
+	stop      chan struct{} // closed by Close: stops retention
+	bg        sync.WaitGroup
+	pruneMu   sync.Mutex
+	sqlCache  sync.Map // SQL as written ($1) → as the dialect wants it
+	sqlCacheN atomic.Int64
+
+	written, duplicates atomic.Uint64
+	walkBound           int64 // tests: the matches past which a page walks (planPage)
+}
+
+var _ record.BatchSink = (*Store)(nil)
+
+// Open opens the store the URL names, creating or migrating its schema:
+//
+//	sqlite:FILE              a SQLite file (import store/sqlite)
+//	postgres://USER@HOST/DB  a PostgreSQL database (import store/postgres)
+//
+// A store written by a newer llmhistory is refused with a [*SchemaError].
+func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is [Open] with options.
+func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
+	_, b, err := backendFor(url)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RetentionInterval <= 0 {
+		opts.RetentionInterval = 10 * time.Minute
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	shown := redactURL(url)
+	if b.Redact != nil {
+		shown = b.Redact(url)
+	}
+	w, r, err := b.Open(ctx, url, OpenOptions{ReadOnly: opts.ReadOnly, BusyTimeout: int(opts.BusyTimeout / time.Millisecond)})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", shown, err)
+	}
+	s := &Store{
+		url: shown, backend: b, dialect: b.Dialect, w: w, r: r, opts: opts,
+		log:    opts.Logger,
+		traces: newTraceCache(defaultCacheTraces, defaultCacheIDs),
+		stop:   make(chan struct{}),
+	}
+	if opts.MaxBytes > 0 && b.Dialect != SQLite {
+		s.closeDBs()
+		return nil, ErrSizeRetention
+	}
+	if err := s.prepareSchema(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	if !opts.ReadOnly {
+		path := opts.SpillPath
+		if path == "" {
+			path = s.defaultSpillPath(url)
+		}
+		s.spill = newSpiller(s, path)
+		s.spill.warnWaiting()
+		if opts.MaxAge > 0 || opts.MaxBytes > 0 {
+			s.bg.Go(s.retainLoop)
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) defaultSpillPath(url string) string {
+	if s.backend.SpillPath != nil {
+		return s.backend.SpillPath(url)
+	}
+	return "llmhistory.spill.jsonl"
+}
+
+// URL is the store's URL as it may be shown: without a password.
+func (s *Store) URL() string { return s.url }
+
+// Dialect is the SQL the store's database speaks.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// SpillPath is the file records go to while the database cannot take
+// them; "" for a store opened read-only.
+func (s *Store) SpillPath() string {
+	if s.spill == nil {
+		return ""
+	}
+	return s.spill.path
+}
+
+// Flush makes what the store has taken durable: records are committed as
+// they are appended, so only the spill file has anything to flush.
+func (s *Store) Flush() error {
+	if s.spill != nil {
+		return s.spill.flush()
+	}
+	return nil
+}
+
+// Close stops retention, flushes the spill file and closes the database.
+// It is safe to call more than once.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(s.stop)
+	s.bg.Wait()
+	var errs []error
+	if s.spill != nil {
+		errs = append(errs, s.spill.close())
+	}
+	s.wmu.Lock() // a write in progress ends first
+	errs = append(errs, s.closeDBs())
+	s.wmu.Unlock()
+	return errors.Join(errs...)
+}
+
+func (s *Store) closeDBs() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// Stats counts what a store did since it was opened.
+type Stats struct {
+	Written    uint64 // records written to the database
+	Duplicates uint64 // records not written again: their call ID was there
+	Spilled    uint64 // records written to the spill file instead
+	Lost       uint64 // records neither the database nor the spill file took
+	// Faults counts the batches that failed, by kind.
+	Faults map[Fault]uint64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	st := Stats{Written: s.written.Load(), Duplicates: s.duplicates.Load(), Faults: map[Fault]uint64{}}
+	if s.spill != nil {
+		s.spill.mu.Lock()
+		st.Spilled, st.Lost = s.spill.spilled, s.spill.lost
+		for k, v := range s.spill.faults {
+			st.Faults[k] = v
+		}
+		s.spill.mu.Unlock()
+	}
+	return st
+}
+
+// q returns query, written with $1-style placeholders, as the dialect
+// wants it: SQLite takes ?1.
+func (s *Store) q(query string) string {
+	if s.dialect != SQLite {
+		return query
+	}
+	if v, ok := s.sqlCache.Load(query); ok {
+		return v.(string)
+	}
+	// Plain "?" when the placeholders come once each, in order: a driver
+	// may look up each numbered parameter's name in a list of them all,
+	// which costs the square of their number in a multi-row INSERT.
+	out := dollar.ReplaceAllString(query, "?")
+	next := 1
+	for _, m := range dollar.FindAllStringSubmatch(query, -1) {
+		if m[1] != strconv.Itoa(next) {
+			out = dollar.ReplaceAllString(query, "?$1")
+			break
+		}
+		next++
+	}
+	if len(s.sqlCacheKeys()) < 4096 {
+		s.sqlCache.Store(query, out)
+	}
+	return out
+}
+
+// sqlCacheKeys is a cheap size check of the SQL cache, which holds a
+// statement per batch size: bounded, in case a caller's queries vary
+// without end.
+func (s *Store) sqlCacheKeys() []struct{} {
+	n := s.sqlCacheN.Add(1)
+	if n > 4096 {
+		return make([]struct{}, 4096)
+	}
+	return nil
+}
+
+var dollar = regexp.MustCompile(`\$([0-9]+)`)
+
+// redactURL hides the password of a URL shaped scheme://user:pass@host.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return u
+	}
+	cred := rest[:at]
+	if user, _, hasPass := strings.Cut(cred, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
+	}
+	return u
+}

@@ -1,0 +1,150 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/store"
+)
+
+// Workload is a stream of records as a busy service makes them: many
+// conversations at once, of 1 to 20 turns, their calls interleaved, with
+// users, tags, metadata, models and some failures.
+type Workload struct {
+	rng   *rand.Rand
+	start time.Time
+	step  time.Duration
+	open  []*convState
+	n     int
+	// UniqueBytes counts the bytes of unique text (system prompts, user
+	// messages and answers, once each, as JSON) of the records made.
+	UniqueBytes int64
+}
+
+type convState struct {
+	recs []record.Record
+	next int
+}
+
+// NewWorkload returns a workload whose records are step apart (a million
+// records a month: 2.6 s).
+func NewWorkload(seed uint64, start time.Time, step time.Duration) *Workload {
+	return &Workload{rng: rand.New(rand.NewPCG(seed, seed^0x9e37)), start: start, step: step}
+}
+
+// MonthStep spaces a million records over 30 days.
+const MonthStep = 30 * 24 * time.Hour / 1_000_000
+
+var (
+	models = []string{"gpt-4o-mini", "gpt-4o", "claude-sonnet-4", "gemini-2.5-flash", "gpt-4.1"}
+	tagSet = []string{"checkout", "support", "search", "beta", "batch", "summarizer", "agent", "eval"}
+)
+
+// Next returns the next record.
+func (w *Workload) Next() record.Record {
+	for len(w.open) < 64 {
+		c := len(w.open) + w.n
+		turns := 1 + w.rng.IntN(20)
+		model := models[w.rng.IntN(len(models))]
+		user := fmt.Sprintf("user-%d", w.rng.IntN(2000))
+		tags := []string{tagSet[w.rng.IntN(len(tagSet))]}
+		if w.rng.IntN(3) == 0 {
+			tags = append(tags, tagSet[w.rng.IntN(len(tagSet))])
+			if tags[0] == tags[1] {
+				tags = tags[:1]
+			}
+		}
+		recs, unique := Conversation(w.rng, ConversationOptions{
+			Trace: fmt.Sprintf("w%x-%d", w.rng.Uint32(), c), Turns: turns, Model: model, User: user, Tags: tags,
+			UserBytes: 100 + w.rng.IntN(200), AssistantByte: 300 + w.rng.IntN(900),
+		})
+		tenant := fmt.Sprint("tenant-", w.rng.IntN(50))
+		for i := range recs {
+			recs[i].Metadata = map[string]string{"tenant": tenant, "feature": tags[0]}
+			if model == "claude-sonnet-4" {
+				recs[i].MethodName = "anthropic.messages.create"
+			} else if model == "gemini-2.5-flash" {
+				recs[i].MethodName = "gemini.generate_content"
+			}
+		}
+		w.UniqueBytes += int64(unique)
+		w.open = append(w.open, &convState{recs: recs})
+	}
+	i := w.rng.IntN(len(w.open))
+	c := w.open[i]
+	r := c.recs[c.next]
+	c.next++
+	if c.next == len(c.recs) {
+		w.open[i] = w.open[len(w.open)-1]
+		w.open = w.open[:len(w.open)-1]
+	}
+	at := w.start.Add(time.Duration(w.n) * w.step)
+	r.Timestamp = record.FormatTime(at)
+	if w.rng.IntN(33) == 0 { // 3% fail, most on rate limits
+		r.Outcome = record.Failure([]string{record.ErrorRateLimit, record.ErrorRateLimit, record.ErrorTimeout, record.ErrorServer}[w.rng.IntN(4)])
+		r.ErrorType = r.Outcome.ErrorType
+		r.ErrorMessage = "upstream said no: " + r.ErrorType
+		r.Usage, r.Cost = nil, nil
+	}
+	// Call IDs sort by time, as the recorder's ULIDs do.
+	r.CallID = fmt.Sprintf("%010X%016X", at.UnixMilli(), w.rng.Uint64())
+	w.n++
+	return r
+}
+
+// Batch returns the next n records.
+func (w *Workload) Batch(n int) []record.Record {
+	out := make([]record.Record, n)
+	for i := range out {
+		out[i] = w.Next()
+	}
+	return out
+}
+
+// BenchIngest measures writing records in batches of the recorder's
+// default (record.DefaultMaxBatch), as its sink queue hands them over
+// under load.
+func BenchIngest(b *testing.B, url string) {
+	ctx := context.Background()
+	s, err := store.OpenWith(ctx, url, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	w := NewWorkload(1, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), MonthStep)
+	batch := record.DefaultMaxBatch
+	// Records are made before the clock runs.
+	recs := w.Batch(b.N)
+	b.ResetTimer()
+	cpu0 := CPUTime()
+	start := time.Now()
+	for i := 0; i < len(recs); i += batch {
+		if err := s.AppendBatch(ctx, recs[i:min(i+batch, len(recs))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	el := time.Since(start)
+	cpu := CPUTime() - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/el.Seconds(), "records/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/record")
+	size, _ := s.Size(ctx)
+	b.ReportMetric(float64(size)/float64(b.N), "bytes/record")
+	b.ReportMetric(float64(w.UniqueBytes)/float64(b.N), "unique-text-bytes/record")
+}
+
+// CPUTime is the CPU time (user and system) this process has used: on a
+// shared machine, the cost of work when the wall clock says more about
+// the neighbours.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,774 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/store"
+)
+
+// Harness is what the suite needs of a backend.
+type Harness struct {
+	// NewURL returns the URL of a new, empty store.
+	NewURL func(t *testing.T) string
+	// Exec runs SQL on the store's database directly, through the
+	// backend's driver, to do what the store would not (set a newer
+	// schema version).
+	Exec func(t *testing.T, url, query string)
+}
+
+// Run runs the conformance suite against a backend.
+func Run(t *testing.T, h Harness) {
+	harness = h
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, url string)
+	}{
+		{"EveryFieldRoundTrips", testEveryFieldRoundTrips},
+		{"ExactlyOnceByCallID", testExactlyOnce},
+		{"ConcurrentWriters", testConcurrentWriters},
+		{"ArgsWholeAndLinear", testArgsWholeAndLinear},
+		{"QueryFilters", testQueryFilters},
+		{"QueryPages", testQueryPages},
+		{"TextSearch", testTextSearch},
+		{"Aggregates", testAggregates},
+		{"Traces", testTraces},
+		{"Follow", testFollow},
+		{"RetentionByAge", testRetentionByAge},
+		{"NewerSchemaRefused", testNewerSchemaRefused},
+		{"ReadOnly", testReadOnly},
+		{"ThroughTheRecorder", testThroughRecorder},
+		{"Records", testRecords},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h.NewURL(t)) })
+	}
+}
+
+var harness Harness
+
+func open(t *testing.T, url string, o store.Options) *store.Store {
+	t.Helper()
+	s, err := store.OpenWith(context.Background(), url, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// normalized is r as a store gives it back: normalized, Args whole.
+func normalized(r record.Record) record.Record {
+	r = r.Clone()
+	r.Normalize()
+	return r
+}
+
+func assertSame(t *testing.T, want, got record.Record) {
+	t.Helper()
+	want, got = normalized(want), normalized(got)
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(got)
+	require.JSONEq(t, string(wj), string(gj), "record %s", want.CallID)
+	assert.Equal(t, want, got, "record %s", want.CallID)
+}
+
+func testEveryFieldRoundTrips(t *testing.T, url string) {
+	ctx := context.Background()
+	full, unset := FullRecord("full-1")
+	require.Empty(t, unset, "fields of record.Fields() FullRecord cannot set: teach fill their kind")
+	s := open(t, url, store.Options{})
+	_, err := s.Write(ctx, []record.Record{full})
+	require.NoError(t, err)
+	got, err := s.Get(ctx, "full-1")
+	require.NoError(t, err)
+	assertSame(t, full, got)
+
+	// And read through every other way.
+	tr, err := s.Trace(ctx, full.TraceID)
+	require.NoError(t, err)
+	require.Equal(t, 1, len(tr))
+	assertSame(t, full, tr[0])
+	p, err := s.Query(ctx, store.Query{})
+	require.NoError(t, err)
+	require.Equal(t, 1, len(p.Records))
+	assertSame(t, full, p.Records[0])
+
+	_, err = s.Get(ctx, "no-such-call")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func testExactlyOnce(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	recs, _ := Conversation(rand.New(rand.NewPCG(1, 2)), ConversationOptions{Trace: "once", Turns: 20})
+	res, err := s.Write(ctx, recs[:12])
+	require.NoError(t, err)
+	assert.Equal(t, store.WriteResult{Written: 12}, res)
+	// A batch retried after a lost answer, with more behind it, and a
+	// record twice in one batch.
+	batch := append(slices.Clone(recs[5:]), recs[19])
+	res, err = s.Write(ctx, batch)
+	require.NoError(t, err)
+	assert.Equal(t, store.WriteResult{Written: 8, Duplicates: 8}, res)
+	// Through the sink as well.
+	require.NoError(t, s.AppendBatch(ctx, recs))
+	n, err := s.Count(ctx, store.Filter{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 20, n)
+	got, err := s.Trace(ctx, "once")
+	require.NoError(t, err)
+	require.Equal(t, 20, len(got))
+	for i := range recs {
+		assertSame(t, recs[i], got[i])
+	}
+	st := s.Stats()
+	assert.EqualValues(t, 20, st.Written)
+	assert.EqualValues(t, 28, st.Duplicates)
+}
+
+// Several stores on one database (processes, replicas) write overlapping
+// records at once: each lands once, whole.
+func testConcurrentWriters(t *testing.T, url string) {
+	ctx := context.Background()
+	const writers, convs = 4, 12
+	var all []record.Record
+	for c := range convs {
+		recs, _ := Conversation(rand.New(rand.NewPCG(uint64(c), 9)), ConversationOptions{Trace: fmt.Sprint("conc-", c), Turns: 15})
+		all = append(all, recs...)
+	}
+	stores := make([]*store.Store, writers)
+	for i := range stores {
+		stores[i] = open(t, url, store.Options{BusyTimeout: 30 * time.Second})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 3))
+			// Every writer writes every record, in batches of its own
+			// choosing, in an order of its own.
+			order := rng.Perm(len(all))
+			for len(order) > 0 {
+				n := min(len(order), 1+rng.IntN(40))
+				var batch []record.Record
+				for _, i := range order[:n] {
+					batch = append(batch, all[i])
+				}
+				order = order[n:]
+				if _, err := stores[w].Write(ctx, batch); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	var written, dups uint64
+	for _, s := range stores {
+		written += s.Stats().Written
+		dups += s.Stats().Duplicates
+	}
+	assert.EqualValues(t, len(all), written, "each record written by exactly one writer")
+	assert.EqualValues(t, (writers-1)*len(all), dups)
+	n, err := stores[0].Count(ctx, store.Filter{})
+	require.NoError(t, err)
+	assert.EqualValues(t, len(all), n)
+	for c := range convs {
+		got, err := stores[c%writers].Trace(ctx, fmt.Sprint("conc-", c))
+		require.NoError(t, err)
+		require.Equal(t, 15, len(got))
+		for i, r := range got {
+			assertSame(t, all[c*15+i], r)
+		}
+	}
+}
+
+// A conversation's messages are stored once each, whatever order its
+// records come in, and every record reads back with its args whole.
+func testArgsWholeAndLinear(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	rng := rand.New(rand.NewPCG(4, 4))
+	const turns = 120
+	recs, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: turns})
+	other, _ := Conversation(rng, ConversationOptions{Trace: "other", Turns: 30})
+	// Record by record, in batches, interleaved with another trace, and
+	// one record without a trace.
+	loose := other[29]
+	loose.CallID, loose.TraceID = "loose", ""
+	var i, j int
+	for i < len(recs) || j < len(other) {
+		var batch []record.Record
+		for range 1 + rng.IntN(7) {
+			if i < len(recs) && (rng.IntN(2) == 0 || j == len(other)) {
+				batch = append(batch, recs[i])
+				i++
+			} else if j < len(other) {
+				batch = append(batch, other[j])
+				j++
+			}
+		}
+		_, err := s.Write(ctx, batch)
+		require.NoError(t, err)
+	}
+	_, err := s.Write(ctx, []record.Record{loose})
+	require.NoError(t, err)
+
+	d, err := s.Describe(ctx)
+	require.NoError(t, err)
+	// The system prompt is shared; each turn adds a user message and the
+	// answer the next call sends back.
+	assert.EqualValues(t, 1+turns+(turns-1)+30+29, d.Messages, "each message stored once")
+
+	got, err := s.Trace(ctx, "long")
+	require.NoError(t, err)
+	require.Equal(t, turns, len(got))
+	for k := range recs {
+		assertSame(t, recs[k], got[k])
+	}
+	for _, k := range []int{0, 1, 17, 63, turns - 1} {
+		r, err := s.Get(ctx, recs[k].CallID)
+		require.NoError(t, err)
+		assertSame(t, recs[k], r)
+	}
+	r, err := s.Get(ctx, "loose")
+	require.NoError(t, err)
+	assertSame(t, loose, r)
+
+	// A fresh store on the same database knows nothing of what the first
+	// wrote: it lists the next records whole, and reads the same.
+	s2 := open(t, url, store.Options{})
+	more, _ := Conversation(rand.New(rand.NewPCG(4, 4)), ConversationOptions{Trace: "long", Turns: turns + 3})
+	_, err = s2.Write(ctx, more[turns:])
+	require.NoError(t, err)
+	got, err = s.Trace(ctx, "long")
+	require.NoError(t, err)
+	require.Equal(t, turns+3, len(got))
+	for k := range more {
+		assertSame(t, more[k], got[k])
+	}
+}
+
+// filterData writes records with known attribution and returns them.
+func filterData(t *testing.T, s *store.Store) []record.Record {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var all []record.Record
+	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	for c := range 6 {
+		recs, _ := Conversation(rng, ConversationOptions{
+			Trace: fmt.Sprint("f", c), Turns: 5, Start: start.Add(time.Duration(c) * time.Hour),
+			User: fmt.Sprint("user-", c%3), Model: []string{"gpt-4o-mini", "gpt-4o"}[c%2],
+			Tags: [][]string{{"checkout"}, {"checkout", "beta"}, nil}[c%3], ErrorEvery: 4,
+		})
+		for i := range recs {
+			recs[i].Metadata = map[string]string{"tenant": []string{"acme", "globex"}[c%2]}
+			if c == 5 {
+				recs[i].MethodName = "gemini.generate_content"
+			}
+		}
+		all = append(all, recs...)
+	}
+	_, err := s.Write(ctx, all)
+	require.NoError(t, err)
+	return all
+}
+
+func testQueryFilters(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	all := filterData(t, s)
+	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		f    store.Filter
+		keep func(r record.Record) bool
+	}{
+		{"all", store.Filter{}, func(record.Record) bool { return true }},
+		{"since", store.Filter{Since: start.Add(2 * time.Hour)}, func(r record.Record) bool { return ts(r).Compare(start.Add(2*time.Hour)) >= 0 }},
+		{"until", store.Filter{Until: start.Add(2 * time.Hour)}, func(r record.Record) bool { return ts(r).Before(start.Add(2 * time.Hour)) }},
+		{"user", store.Filter{UserID: "user-1"}, func(r record.Record) bool { return r.UserID == "user-1" }},
+		{"tag", store.Filter{Tags: []string{"checkout"}}, func(r record.Record) bool { return slices.Contains(r.Tags, "checkout") }},
+		{"tags", store.Filter{Tags: []string{"checkout", "beta"}}, func(r record.Record) bool { return slices.Contains(r.Tags, "beta") }},
+		{"metadata", store.Filter{Metadata: map[string]string{"tenant": "globex"}}, func(r record.Record) bool { return r.Metadata["tenant"] == "globex" }},
+		{"trace", store.Filter{TraceID: "f3"}, func(r record.Record) bool { return r.TraceID == "f3" }},
+		{"model", store.Filter{Model: "gpt-4o"}, func(r record.Record) bool { return r.Model == "gpt-4o" }},
+		{"provider", store.Filter{Provider: "gemini"}, func(r record.Record) bool { return r.MethodName == "gemini.generate_content" }},
+		{"method", store.Filter{Method: "openai.chat.completions.create"}, func(r record.Record) bool { return r.MethodName == "openai.chat.completions.create" }},
+		{"status", store.Filter{Status: "error"}, func(r record.Record) bool { return r.Outcome.Status == "error" }},
+		{"error type", store.Filter{ErrorType: record.ErrorRateLimit}, func(r record.Record) bool { return r.Outcome.ErrorType == record.ErrorRateLimit }},
+		{"min cost", store.Filter{MinCostUSD: 0.0005}, func(r record.Record) bool { return r.Cost != nil && r.Cost.USD >= 0.0005 }},
+		{"min duration", store.Filter{MinDuration: 1500 * time.Millisecond}, func(r record.Record) bool { return r.DurationMS >= 1500 }},
+		{"combined", store.Filter{UserID: "user-0", Model: "gpt-4o-mini", Status: "ok", Tags: []string{"checkout"}},
+			func(r record.Record) bool {
+				return r.UserID == "user-0" && r.Model == "gpt-4o-mini" && r.Outcome.OK && slices.Contains(r.Tags, "checkout")
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var want []string
+			for _, r := range all {
+				if c.keep(r) {
+					want = append(want, r.CallID)
+				}
+			}
+			require.NotEmpty(t, want, "a case that selects nothing tests little")
+			p, err := s.Query(ctx, store.Query{Filter: c.f, Limit: 1000, NoArgs: true})
+			require.NoError(t, err)
+			var got []string
+			for _, r := range p.Records {
+				got = append(got, r.CallID)
+				assert.JSONEq(t, "[]", string(r.Args), "NoArgs")
+			}
+			assert.True(t, sort.SliceIsSorted(p.Records, func(i, j int) bool { return ts(p.Records[i]).After(ts(p.Records[j])) }), "newest first")
+			assert.ElementsMatch(t, want, got)
+			n, err := s.Count(ctx, c.f)
+			require.NoError(t, err)
+			assert.EqualValues(t, len(want), n, "Count agrees")
+		})
+	}
+}
+
+func ts(r record.Record) time.Time {
+	t, _ := record.ParseTime(r.Timestamp)
+	return t
+}
+
+func testQueryPages(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	all := filterData(t, s)
+	// Two records at the same instant: the cursor orders them too.
+	same := all[0]
+	same.CallID, same.TraceID = "same-instant", "f-same"
+	_, err := s.Write(ctx, []record.Record{same})
+	require.NoError(t, err)
+	var got []string
+	q := store.Query{Limit: 7}
+	pages := 0
+	for {
+		p, err := s.Query(ctx, q)
+		require.NoError(t, err)
+		pages++
+		for _, r := range p.Records {
+			got = append(got, r.CallID)
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Cursor = p.Next
+	}
+	assert.Equal(t, (len(all)+1+6)/7, pages)
+	assert.Len(t, got, len(all)+1)
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(got))), len(all)+1, "no record twice")
+	_, err = s.Query(ctx, store.Query{Cursor: "not a cursor"})
+	assert.ErrorIs(t, err, store.ErrBadCursor)
+}
+
+func testTextSearch(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	mk := func(id, trace string, args string, output string) record.Record {
+		return record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: "user", MethodName: "openai.chat.completions.create",
+			Args: json.RawMessage(args), Outcome: record.Success("chat.completion"), TraceID: trace, Output: output}
+	}
+	recs := []record.Record{
+		mk("a1", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."}]`, "It left the warehouse."),
+		mk("a2", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."},{"role":"assistant","content":"It left the warehouse."},{"role":"user","content":"Thanks, and the invoice?"}]`, "Sent by mail."),
+		mk("b1", "tb", `[{"role":"user","content":[{"type":"text","text":"a refund for order 9"}]}]`, ""),
+		mk("c1", "", `[{"role":"user","content":"nothing here"}]`, ""),
+	}
+	recs[3].ErrorMessage = "upstream connect error: Parcel service down"
+	_, err := s.Write(ctx, recs)
+	require.NoError(t, err)
+	search := func(text string) []string {
+		p, err := s.Query(ctx, store.Query{Filter: store.Filter{Text: text}, NoArgs: true})
+		require.NoError(t, err)
+		var ids []string
+		for _, r := range p.Records {
+			ids = append(ids, r.CallID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	assert.Equal(t, []string{"a1", "c1"}, search("parcel"), "where it entered its trace, and an error message; case does not matter")
+	assert.Equal(t, []string{"a1"}, search("PARCEL order 4471"), "every word")
+	assert.Equal(t, []string{"a2"}, search("invoice"), "the message a record adds")
+	assert.Equal(t, []string{"a1", "a2"}, search("warehouse"), "output, and the answer the next call sends back")
+	assert.Equal(t, []string{"b1"}, search("refund"), "text parts")
+	assert.Empty(t, search("user"), "roles are not text")
+	assert.Empty(t, search("parcel refund"))
+	assert.Empty(t, search("!!!"), "no words: no match")
+	tr, err := s.Traces(ctx, store.Query{Filter: store.Filter{Text: "parcel"}})
+	require.NoError(t, err)
+	require.Len(t, tr.Traces, 1)
+	assert.Equal(t, "ta", tr.Traces[0].TraceID)
+}
+
+func testAggregates(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	all := filterData(t, s)
+	type key struct{ day, model string }
+	want := map[key]*store.Group{}
+	durs := map[key][]float64{}
+	for _, r := range all {
+		k := key{ts(r).UTC().Truncate(24 * time.Hour).Format(time.RFC3339), r.Model}
+		g := want[k]
+		if g == nil {
+			g = &store.Group{Key: []string{k.day, k.model}}
+			want[k] = g
+		}
+		g.Calls++
+		if !r.Outcome.OK {
+			g.Errors++
+		}
+		if r.Usage != nil {
+			g.InputTokens += int64(r.Usage.InputTokens)
+			g.OutputTokens += int64(r.Usage.OutputTokens)
+			g.TotalTokens += int64(r.Usage.TotalTokens)
+		}
+		if r.Cost != nil {
+			g.CostUSD += r.Cost.USD
+		}
+		durs[k] = append(durs[k], r.DurationMS)
+	}
+	groups, err := s.Aggregate(ctx, store.AggregateQuery{By: []store.GroupBy{store.ByDay, store.ByModel}})
+	require.NoError(t, err)
+	require.Len(t, groups, len(want))
+	for _, g := range groups {
+		k := key{g.Key[0], g.Key[1]}
+		w := want[k]
+		require.NotNil(t, w, "group %v", g.Key)
+		assert.Equal(t, w.Calls, g.Calls)
+		assert.Equal(t, w.Errors, g.Errors)
+		assert.Equal(t, w.TotalTokens, g.TotalTokens)
+		assert.Equal(t, w.InputTokens, g.InputTokens)
+		assert.InDelta(t, w.CostUSD, g.CostUSD, 1e-9)
+		ds := slices.Sorted(slices.Values(durs[k]))
+		// Exact from the records; within half a percent from SQLite's
+		// hourly rollups.
+		assert.InEpsilon(t, pct(ds, 0.5), g.LatencyP50MS, 0.005)
+		assert.InEpsilon(t, pct(ds, 0.95), g.LatencyP95MS, 0.005)
+		assert.Equal(t, g.Key[0], g.Time.Format(time.RFC3339))
+	}
+
+	// The same asked so that the records are read (a filter no rollup
+	// knows, selecting every record): the same figures.
+	sameAsRecords(t, s, store.AggregateQuery{By: []store.GroupBy{store.ByDay, store.ByModel}})
+	sameAsRecords(t, s, store.AggregateQuery{Filter: store.Filter{Provider: "openai", Since: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)},
+		By: []store.GroupBy{store.ByHour, store.ByErrorType, store.ByMethod}})
+
+	// By tag: a record with two tags counts in both; untagged under "".
+	groups, err = s.Aggregate(ctx, store.AggregateQuery{By: []store.GroupBy{store.ByTag}})
+	require.NoError(t, err)
+	counts := map[string]int64{}
+	for _, g := range groups {
+		counts[g.Key[0]] = g.Calls
+	}
+	assert.Equal(t, map[string]int64{"": 10, "checkout": 20, "beta": 10}, counts)
+
+	// A filter, and grouping by error type and user, by hour.
+	groups, err = s.Aggregate(ctx, store.AggregateQuery{Filter: store.Filter{Status: "error"}, By: []store.GroupBy{store.ByErrorType, store.ByUser, store.ByHour}})
+	require.NoError(t, err)
+	var errs int64
+	for _, g := range groups {
+		assert.Equal(t, record.ErrorRateLimit, g.Key[0])
+		assert.Equal(t, g.Calls, g.Errors)
+		errs += g.Calls
+	}
+	assert.EqualValues(t, 6, errs)
+
+	groups, err = s.Aggregate(ctx, store.AggregateQuery{})
+	require.NoError(t, err)
+	require.Len(t, groups, 1)
+	assert.EqualValues(t, len(all), groups[0].Calls)
+
+	_, err = s.Aggregate(ctx, store.AggregateQuery{By: []store.GroupBy{"color"}})
+	assert.ErrorIs(t, err, store.ErrBadGroup)
+}
+
+// sameAsRecords checks that q, answered however the store likes, gives
+// what it gives when every record must be read.
+func sameAsRecords(t *testing.T, s *store.Store, q store.AggregateQuery) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.Aggregate(ctx, q)
+	require.NoError(t, err)
+	q.MinDuration = time.Nanosecond // no rollup knows it; every record here has a duration
+	want, err := s.Aggregate(ctx, q)
+	require.NoError(t, err)
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		assert.Equal(t, want[i].Key, got[i].Key)
+		assert.Equal(t, want[i].Time, got[i].Time)
+		assert.Equal(t, want[i].Calls, got[i].Calls)
+		assert.Equal(t, want[i].Errors, got[i].Errors)
+		assert.Equal(t, want[i].TotalTokens, got[i].TotalTokens)
+		assert.InDelta(t, want[i].CostUSD, got[i].CostUSD, 1e-9)
+		assert.InEpsilon(t, want[i].LatencyP50MS, got[i].LatencyP50MS, 0.005)
+		assert.InEpsilon(t, want[i].LatencyP95MS, got[i].LatencyP95MS, 0.005)
+	}
+}
+
+func pct(sorted []float64, p float64) float64 {
+	pos := p * float64(len(sorted)-1)
+	lo := int(pos)
+	if lo == len(sorted)-1 {
+		return sorted[lo]
+	}
+	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+func testTraces(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	filterData(t, s)
+	var got []string
+	q := store.Query{Limit: 4}
+	for {
+		p, err := s.Traces(ctx, q)
+		require.NoError(t, err)
+		for _, tr := range p.Traces {
+			got = append(got, tr.TraceID)
+			assert.EqualValues(t, 5, tr.Calls)
+			assert.EqualValues(t, 1, tr.Errors)
+			assert.True(t, tr.Last.After(tr.First))
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Cursor = p.Next
+	}
+	assert.Equal(t, []string{"f5", "f4", "f3", "f2", "f1", "f0"}, got, "newest first, each once")
+
+	p, err := s.Traces(ctx, store.Query{Filter: store.Filter{UserID: "user-1", Model: "gpt-4o"}})
+	require.NoError(t, err)
+	require.Len(t, p.Traces, 1)
+	assert.Equal(t, "f1", p.Traces[0].TraceID)
+	assert.Equal(t, "user-1", p.Traces[0].UserID)
+}
+
+func testFollow(t *testing.T, url string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := open(t, url, store.Options{})
+	recs, _ := Conversation(rand.New(rand.NewPCG(5, 5)), ConversationOptions{Trace: "follow", Turns: 30})
+	_, err := s.Write(ctx, recs[:10])
+	require.NoError(t, err)
+	reader := open(t, url, store.Options{ReadOnly: true})
+	fl := reader.Follow(store.Filter{TraceID: "follow"}, store.FollowOptions{Poll: 10 * time.Millisecond})
+	last, err := fl.Last(ctx, 3)
+	require.NoError(t, err)
+	require.Equal(t, 3, len(last))
+	for i, r := range last {
+		assertSame(t, recs[7+i], r)
+	}
+	go func() {
+		for i := 10; i < 30; i += 5 {
+			time.Sleep(20 * time.Millisecond)
+			s.Write(ctx, recs[i:i+5])
+			other, _ := Conversation(rand.New(rand.NewPCG(uint64(i), 1)), ConversationOptions{Trace: fmt.Sprint("noise", i), Turns: 2})
+			s.Write(ctx, other)
+		}
+	}()
+	var got []record.Record
+	for len(got) < 20 {
+		rs, err := fl.Next(ctx)
+		require.NoError(t, err)
+		got = append(got, rs...)
+	}
+	require.Equal(t, 20, len(got))
+	for i, r := range got {
+		assertSame(t, recs[10+i], r)
+	}
+	short, cancel2 := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel2()
+	rs, err := fl.Next(short)
+	assert.Empty(t, rs)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func testRetentionByAge(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	now := time.Now().UTC()
+	rng := rand.New(rand.NewPCG(8, 8))
+	// A conversation that began 40 days ago and goes on today: its old
+	// records go, the new ones build on them and must stay whole.
+	long, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: 40, Start: now.Add(-40 * 24 * time.Hour)})
+	for i := range long {
+		long[i].Timestamp = record.FormatTime(now.Add(time.Duration(i-39)*24*time.Hour + time.Hour))
+	}
+	old, _ := Conversation(rng, ConversationOptions{Trace: "old", Turns: 10, Start: now.Add(-60 * 24 * time.Hour)})
+	fresh, _ := Conversation(rng, ConversationOptions{Trace: "fresh", Turns: 10, Start: now.Add(-time.Hour)})
+	for _, batch := range [][]record.Record{old, long, fresh} {
+		_, err := s.Write(ctx, batch)
+		require.NoError(t, err)
+	}
+	before, err := s.Describe(ctx)
+	require.NoError(t, err)
+	res, err := s.Prune(ctx, store.Retention{MaxAge: 30 * 24 * time.Hour})
+	require.NoError(t, err)
+	assert.EqualValues(t, 10+9, res.Records, "the old trace and the first 9 days of the long one")
+	after, err := s.Describe(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, before.Records-19, after.Records)
+	assert.Less(t, after.Messages, before.Messages, "the old trace's messages went with it")
+	got, err := s.Trace(ctx, "long")
+	require.NoError(t, err)
+	require.Equal(t, 31, len(got))
+	for i, r := range got {
+		assertSame(t, long[9+i], r)
+	}
+	_, err = s.Trace(ctx, "fresh")
+	require.NoError(t, err)
+	sameAsRecords(t, s, store.AggregateQuery{By: []store.GroupBy{store.ByDay, store.ByModel}})
+	tr, err := s.Trace(ctx, "old")
+	require.NoError(t, err)
+	assert.Empty(t, tr)
+	// The store still takes the conversation's next turn on what is left.
+	more, _ := Conversation(rand.New(rand.NewPCG(8, 8)), ConversationOptions{Trace: "long", Turns: 41})
+	next := more[40]
+	next.Timestamp = record.FormatTime(now.Add(time.Hour))
+	_, err = s.Write(ctx, []record.Record{next})
+	require.NoError(t, err)
+	r, err := s.Get(ctx, next.CallID)
+	require.NoError(t, err)
+	assertSame(t, next, r)
+
+	// A store opened with retention applies it itself.
+	_, err = s.Write(ctx, old)
+	require.NoError(t, err)
+	s2 := open(t, url, store.Options{MaxAge: 30 * 24 * time.Hour, RetentionInterval: 10 * time.Millisecond})
+	require.Eventually(t, func() bool {
+		tr, err := s2.Trace(ctx, "old")
+		return err == nil && len(tr) == 0
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+func testNewerSchemaRefused(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	s.Close()
+	harness.Exec(t, url, fmt.Sprintf("UPDATE llmhistory_meta SET value = '%d' WHERE key = 'schema_version'", store.SchemaVersion+2))
+	for _, ro := range []bool{false, true} {
+		_, err := store.OpenWith(ctx, url, store.Options{ReadOnly: ro})
+		var se *store.SchemaError
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, store.SchemaVersion+2, se.Found)
+		assert.Equal(t, store.SchemaVersion, se.Known)
+		assert.Contains(t, err.Error(), fmt.Sprintf("schema version %d", store.SchemaVersion+2))
+		assert.Contains(t, err.Error(), fmt.Sprintf("up to %d", store.SchemaVersion))
+	}
+}
+
+func testReadOnly(t *testing.T, url string) {
+	ctx := context.Background()
+	_, err := store.OpenWith(ctx, url, store.Options{ReadOnly: true})
+	assert.Error(t, err, "nothing there to read")
+	w := open(t, url, store.Options{})
+	recs, _ := Conversation(rand.New(rand.NewPCG(2, 2)), ConversationOptions{Trace: "ro", Turns: 3})
+	_, err = w.Write(ctx, recs)
+	require.NoError(t, err)
+	r := open(t, url, store.Options{ReadOnly: true})
+	got, err := r.Trace(ctx, "ro")
+	require.NoError(t, err)
+	assert.Len(t, got, 3)
+	_, err = r.Write(ctx, recs)
+	assert.ErrorIs(t, err, store.ErrReadOnly)
+	assert.ErrorIs(t, r.Append(ctx, recs[0]), store.ErrReadOnly)
+	assert.Empty(t, r.SpillPath())
+}
+
+// Records reach the store through a recorder's sink queue, in batches:
+// real calls through the recorder's client, to a chat server.
+func testThroughRecorder(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	batches := &countingSink{Store: s}
+	rec := middleware.NewRecorder(middleware.WithSink(batches), middleware.WithLogger(slog.New(slog.DiscardHandler)))
+	const convs, turns = 8, 12
+	calls := Chat(t, rec.Client(nil), convs, turns)
+	require.NoError(t, rec.Close()) // closes its sinks: the store too
+	st := rec.Stats()
+	require.Len(t, st.Sinks, 1)
+	assert.EqualValues(t, calls, st.Sinks[0].Written)
+	assert.Zero(t, st.Dropped+st.SinkErrors)
+	s = open(t, url, store.Options{ReadOnly: true})
+	n, err := s.Count(ctx, store.Filter{})
+	require.NoError(t, err)
+	assert.EqualValues(t, calls, n)
+	// The recorder found the conversations; the store keeps them whole.
+	p, err := s.Traces(ctx, store.Query{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, p.Traces, convs)
+	for _, tr := range p.Traces {
+		assert.EqualValues(t, turns, tr.Calls)
+		recs, err := s.Trace(ctx, tr.TraceID)
+		require.NoError(t, err)
+		for i, r := range recs {
+			var msgs []json.RawMessage
+			require.NoError(t, json.Unmarshal(r.Args, &msgs))
+			assert.Len(t, msgs, 2+2*i, "turn %d sends the system prompt, the earlier turns and its question", i)
+		}
+	}
+	assert.Less(t, batches.calls.Load(), int64(calls), "records arrive in batches")
+}
+
+// countingSink is a store that counts the calls it gets.
+type countingSink struct {
+	*store.Store
+	calls atomic.Int64
+}
+
+func (c *countingSink) Append(ctx context.Context, r record.Record) error {
+	c.calls.Add(1)
+	return c.Store.Append(ctx, r)
+}
+
+func (c *countingSink) AppendBatch(ctx context.Context, rs []record.Record) error {
+	c.calls.Add(1)
+	return c.Store.AppendBatch(ctx, rs)
+}
+
+func testRecords(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	all := filterData(t, s)
+	var got []record.Record
+	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{}) {
+		require.NoError(t, err)
+		got = append(got, r)
+	}
+	require.Equal(t, len(all), len(got))
+	for i := range all {
+		assertSame(t, all[i], got[i])
+	}
+	n := 0
+	for r, err := range s.Records(ctx, store.Filter{UserID: "user-2"}, store.ReadOptions{NoArgs: true}) {
+		require.NoError(t, err)
+		assert.Equal(t, "user-2", r.UserID)
+		n++
+	}
+	assert.Equal(t, 10, n)
+	for range s.Records(ctx, store.Filter{}, store.ReadOptions{}) {
+		break // stopping early is fine
+	}
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// TraceSummary is one trace (a conversation) in a list of traces: the
+// figures of all its records.
+type TraceSummary struct {
+	TraceID     string
+	First, Last time.Time // timestamps of its first and last records
+	Calls       int64
+	Errors      int64 // calls whose outcome was not "ok"
+	TotalTokens int64
+	CostUSD     float64
+	UserID      string // its user; the greatest when it has several
+	Model       string // its model; the greatest when it has several
+	DurationMS  float64
+	LastCallID  string // the newest record the filter selected in it
+}
+
+// TracePage is one page of traces.
+type TracePage struct {
+	Traces []TraceSummary
+	// Next is the cursor of the following page; "" when this is the last.
+	Next string
+}
+
+// Traces lists the traces that have a record the query's filter selects,
+// newest first by that record, a page at a time (q.Limit traces, default
+// 50; q.Cursor continues). Each comes with the figures of all its records.
+// It reads the selected records newest first until the page is full, not
+// all of them.
+func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	var start *cursor
+	if q.Cursor != "" {
+		c, err := parseCursor(q.Cursor)
+		if err != nil {
+			return TracePage{}, err
+		}
+		start = &c
+	}
+	type hit = traceHit
+	var order []*hit
+	byTrace := map[string]*hit{}
+	listed := map[string]bool{} // on an earlier page: a newer record selected
+	const chunk = 500
+	p, err := s.planPage(ctx, q.Filter, chunk)
+	if err != nil {
+		return TracePage{}, s.readErr(err)
+	}
+	pos := start
+	for len(order) < limit {
+		var args []any
+		where := and(q.whereWith(s, &args, p), "r.trace_id IS NOT NULL")
+		if pos != nil {
+			ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
+			args = append(args, pos.ts, pos.seq)
+			where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+		}
+		args = append(args, chunk)
+		rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE `+where+
+			` ORDER BY r.ts DESC, r.seq DESC LIMIT $`+strconv.Itoa(len(args))), args...)
+		if err != nil {
+			return TracePage{}, s.readErr(err)
+		}
+		var fresh []*hit
+		n := 0
+		for rows.Next() {
+			h := &hit{}
+			if err := rows.Scan(&h.trace, &h.callID, &h.at.ts, &h.at.seq); err != nil {
+				rows.Close()
+				return TracePage{}, s.readErr(err)
+			}
+			n++
+			c := h.at
+			pos = &c
+			if _, ok := byTrace[h.trace]; ok {
+				continue
+			}
+			if listed[h.trace] {
+				continue
+			}
+			byTrace[h.trace] = h
+			fresh = append(fresh, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return TracePage{}, s.readErr(err)
+		}
+		if start != nil && len(fresh) > 0 {
+			// A trace with a selected record before the cursor was listed
+			// on an earlier page.
+			earlier, err := s.tracesSelectedAfter(ctx, q.Filter, *start, fresh)
+			if err != nil {
+				return TracePage{}, err
+			}
+			kept := fresh[:0]
+			for _, h := range fresh {
+				if earlier[h.trace] {
+					listed[h.trace] = true
+					delete(byTrace, h.trace)
+					continue
+				}
+				kept = append(kept, h)
+			}
+			fresh = kept
+		}
+		order = append(order, fresh...)
+		if n < chunk {
+			break
+		}
+	}
+	var page TracePage
+	if len(order) > limit {
+		order = order[:limit]
+	}
+	if len(order) == limit {
+		page.Next = order[limit-1].at.String()
+	}
+	if len(order) == 0 {
+		return page, nil
+	}
+	ids := make([]any, len(order))
+	for i, h := range order {
+		ids[i] = h.trace
+	}
+	sums := map[string]*TraceSummary{}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, min(r.ts), max(r.ts), count(*), sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END),
+		coalesce(sum(r.total_tokens), 0), coalesce(sum(r.cost_usd), 0), coalesce(max(r.user_id), ''), coalesce(max(r.model), ''), coalesce(sum(r.duration_ms), 0)
+		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id`), ids...)
+	if err != nil {
+		return TracePage{}, s.readErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t TraceSummary
+		var first, last int64
+		if err := rows.Scan(&t.TraceID, &first, &last, &t.Calls, &t.Errors, &t.TotalTokens, &t.CostUSD, &t.UserID, &t.Model, &t.DurationMS); err != nil {
+			return TracePage{}, s.readErr(err)
+		}
+		t.First, t.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+		sums[t.TraceID] = &t
+	}
+	if err := rows.Err(); err != nil {
+		return TracePage{}, s.readErr(err)
+	}
+	for _, h := range order {
+		if t, ok := sums[h.trace]; ok {
+			t.LastCallID = h.callID
+			page.Traces = append(page.Traces, *t)
+		}
+	}
+	return page, nil
+}
+
+// traceHit is a trace found by Traces: its newest selected record.
+type traceHit struct {
+	trace, callID string
+	at            cursor
+}
+
+// tracesSelectedAfter returns which of the traces of hits have a record
+// the filter selects at or before c in newest-first order, that is,
+// at c or newer.
+func (s *Store) tracesSelectedAfter(ctx context.Context, f Filter, c cursor, hits []*traceHit) (map[string]bool, error) {
+	traces := make([]any, len(hits))
+	for i, h := range hits {
+		traces[i] = h.trace
+	}
+	var args []any
+	where := f.where(s, &args)
+	ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
+	args = append(args, c.ts, c.seq)
+	where = and(where, "(r.ts > "+ts+" OR (r.ts = "+ts+" AND r.seq >= "+seq+"))")
+	where = and(where, "r.trace_id IN ("+placeholders(len(args)+1, len(traces))+")")
+	args = append(args, traces...)
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT DISTINCT r.trace_id FROM records r WHERE `+where), args...)
+	if err != nil {
+		return nil, s.readErr(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, s.readErr(err)
+		}
+		out[t] = true
+	}
+	return out, rows.Err()
+}

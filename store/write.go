@@ -1,0 +1,801 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmhistory/llmhistory/record"
+)
+
+// How the store keeps a conversation linear (see the package doc):
+const (
+	// maxChainDepth bounds how many records back a record's args reach
+	// through bases; past it a record lists its messages whole. Reading
+	// one record then costs at most this many lookups, and a long
+	// conversation stores a whole list once every maxChainDepth turns.
+	maxChainDepth = 16
+	// touchGrain is how far (seconds) a message's last_used may lag the
+	// newest record using it: a message is touched at most about once
+	// per half of it per trace, and retention keeps this much longer.
+	touchGrain = 3600
+	// defaultCacheTraces and defaultCacheIDs bound what a store remembers
+	// of the traces it wrote last.
+	defaultCacheTraces = 4096
+	defaultCacheIDs    = 1 << 20
+	// maxTextBytes bounds the text one record gives the full-text index.
+	maxTextBytes = 1 << 20
+	// writeChunk is the most records written in one transaction.
+	writeChunk = 1024
+)
+
+// WriteResult counts what [Store.Write] did.
+type WriteResult struct {
+	Written    int // records new to the store
+	Duplicates int // records skipped: the store held their call ID already
+}
+
+// Write writes records, exactly once by call ID: a record whose call ID
+// the store holds already (written before, by any process, or earlier in
+// recs) is skipped and counted, so a batch retried after a lost answer
+// duplicates nothing. Records are written in transactions of up to 1,024;
+// on an error, those before the failing transaction are written and the
+// rest are not. Write does not spill: [Store.AppendBatch] is the sink,
+// which does.
+func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, error) {
+	var res WriteResult
+	if s.opts.ReadOnly {
+		return res, ErrReadOnly
+	}
+	if s.closed.Load() {
+		return res, ErrClosed
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for len(recs) > 0 {
+		n := min(len(recs), writeChunk)
+		r, err := s.writeChunk(ctx, recs[:n])
+		for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
+			// Deadlocked with another writer (PostgreSQL chose this one
+			// to fail): what the other wrote is held now, and skipped.
+			r, err = s.writeChunk(ctx, recs[:n])
+		}
+		res.Written += r.Written
+		res.Duplicates += r.Duplicates
+		if err != nil {
+			return res, err
+		}
+		recs = recs[n:]
+	}
+	s.written.Add(uint64(res.Written))
+	s.duplicates.Add(uint64(res.Duplicates))
+	return res, nil
+}
+
+// retryable reports whether a chunk that failed with err is worth
+// writing again at once.
+func (s *Store) retryable(err error) bool {
+	return s.dialect == PostgreSQL && s.backend.Fault != nil && s.backend.Fault(err) == FaultLocked && ctxAlive(err)
+}
+
+func ctxAlive(err error) bool {
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// prep is one record on its way into the database.
+type prep struct {
+	r        record.Record // Args normalized
+	ts, sec  int64         // timestamp in µs and s since the epoch
+	provider string
+	elems    [][]byte // the elements of Args, views into r.Args
+	sums     []uint64 // a keyed hash of each
+
+	seq   int64
+	base  *traceEntry // nil: args listed whole
+	count int         // elements taken from base
+	// whole: the record's references are stored as a list of all its
+	// messages, not as base plus its own (the chain is as deep as it may
+	// go); its messages are found through base all the same.
+	whole bool
+	tail  []*message  // the elements after them
+	entry *traceEntry // this record, as the next of its trace will see it
+	text  []byte
+	doc   []byte // its JSON without args
+}
+
+// message is one element of args being written, by content.
+type message struct {
+	hash [16]byte
+	body []byte
+	id   int64
+	used int64 // its last_used, once known
+}
+
+var sumSeed = maphash.MakeSeed()
+
+func prepare(r record.Record, now time.Time) *prep {
+	r.Normalize()
+	p := &prep{r: r}
+	t, err := record.ParseTime(r.Timestamp)
+	if err != nil {
+		t = now // a record that says nothing of its time is kept as of its writing
+	}
+	p.ts = t.UnixMicro()
+	p.sec = t.Unix()
+	p.provider, _, _ = strings.Cut(r.MethodName, ".")
+	if !strings.Contains(r.MethodName, ".") {
+		p.provider = ""
+	}
+	record.EachValidElement(r.Args, func(v []byte) bool {
+		p.elems = append(p.elems, v)
+		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
+		return true
+	})
+	doc := r
+	doc.Args = nil // kept as references
+	p.doc = encodeDoc(doc.AppendJSON(make([]byte, 0, 512)))
+	return p
+}
+
+func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResult, error) {
+	var res WriteResult
+	now := time.Now()
+	ps := make([]*prep, 0, len(recs))
+	inBatch := make(map[string]bool, len(recs))
+	var firsts []int
+	for i, r := range recs {
+		if inBatch[r.CallID] {
+			res.Duplicates++
+			continue
+		}
+		inBatch[r.CallID] = true
+		firsts = append(firsts, i)
+	}
+	ps = ps[:len(firsts)]
+	parallel(len(firsts), func(i int) { ps[i] = prepare(recs[firsts[i]], now) })
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer tx.Rollback()
+
+	held, err := s.heldCallIDs(ctx, tx, ps)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if len(held) > 0 {
+		ps = slices.DeleteFunc(ps, func(p *prep) bool { return held[p.r.CallID] })
+		res.Duplicates += len(held)
+	}
+	if len(ps) == 0 {
+		return res, tx.Commit()
+	}
+	seqs, err := s.allocSeqs(ctx, tx, len(ps))
+	if err != nil {
+		return WriteResult{}, err
+	}
+	var stamp int64 // the touch: every message of the batch ends with last_used near it
+	for i, p := range ps {
+		p.seq = seqs[i]
+		stamp = max(stamp, p.sec)
+	}
+	if err := s.findBases(ctx, tx, ps, stamp); err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.resolveMessages(ctx, tx, ps, stamp); err != nil {
+		return WriteResult{}, err
+	}
+	kept, err := s.insertRecords(ctx, tx, ps)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	res.Duplicates += len(ps) - len(kept)
+	ps = kept
+	if err := s.rollup(ctx, tx, ps); err != nil {
+		return WriteResult{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return WriteResult{}, err
+	}
+	for _, p := range ps {
+		if p.entry != nil {
+			s.traces.put(p.entry)
+		}
+	}
+	res.Written = len(ps)
+	return res, nil
+}
+
+// heldCallIDs returns the call IDs of ps the store holds already.
+func (s *Store) heldCallIDs(ctx context.Context, tx *sql.Tx, ps []*prep) (map[string]bool, error) {
+	held := map[string]bool{}
+	ids := make([]any, len(ps))
+	for i, p := range ps {
+		ids[i] = p.r.CallID
+	}
+	err := chunked(ids, 500, func(part []any) error {
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT call_id FROM records WHERE call_id IN (`+placeholders(1, len(part))+`)`), part...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			held[id] = true
+		}
+		return rows.Err()
+	})
+	return held, err
+}
+
+// allocSeqs returns n new record sequence numbers, ascending. Within a
+// SQLite write transaction they are also in commit order; PostgreSQL's
+// are not across replicas, which Follow allows for.
+func (s *Store) allocSeqs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
+	seqs := make([]int64, 0, n)
+	if s.dialect == SQLite {
+		var first int64
+		err := tx.QueryRowContext(ctx, `UPDATE llmhistory_meta SET value = CAST(value AS INTEGER) + ?1 WHERE key = 'next_seq' RETURNING CAST(value AS INTEGER) - ?1`, n).Scan(&first)
+		if err != nil {
+			return nil, err
+		}
+		for i := range n {
+			seqs = append(seqs, first+int64(i))
+		}
+		return seqs, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT nextval('records_seq') FROM generate_series(1, $1)`, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(seqs) != n {
+		return nil, fmt.Errorf("store: asked for %d sequence numbers, got %d", n, len(seqs))
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// findBases picks, for each record of a trace, the record its args
+// continue: the trace's previous record in this batch, or the one this
+// store wrote last, if the database still holds it. It fills each prep's
+// base, count, tail (unresolved) and entry.
+func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+	// The cached records the batch would build on must still be there:
+	// retention, here or in another process, may have taken them.
+	var cached []any
+	asked := map[int64]bool{}
+	for _, p := range ps {
+		if p.r.TraceID == "" {
+			continue
+		}
+		if e := s.traces.get(p.r.TraceID); e != nil && !asked[e.seq] {
+			asked[e.seq] = true
+			cached = append(cached, e.seq)
+		}
+	}
+	alive := map[int64]bool{}
+	err := chunked(cached, 500, func(part []any) error {
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT seq FROM record_docs WHERE seq IN (`+placeholders(1, len(part))+`)`), part...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			alive[seq] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	latest := map[string]*traceEntry{} // this batch's, ahead of the cache
+	for _, p := range ps {
+		var base *traceEntry
+		if t := p.r.TraceID; t != "" {
+			if e, ok := latest[t]; ok {
+				base = e
+			} else if e := s.traces.get(t); e != nil && alive[e.seq] {
+				base = e
+			}
+		}
+		if base != nil {
+			k := 0
+			for k < len(p.sums) && k < len(base.sums) && p.sums[k] == base.sums[k] {
+				k++
+			}
+			if k > 0 {
+				p.base, p.count, p.whole = base, k, base.depth >= maxChainDepth
+			}
+		}
+		if p.r.TraceID != "" {
+			depth := 0
+			if p.base != nil && !p.whole {
+				depth = p.base.depth + 1
+			}
+			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: stamp}
+			latest[p.r.TraceID] = p.entry
+		}
+	}
+	// What each record adds, addressed, and the text it gives the index.
+	parallel(len(ps), func(i int) {
+		p := ps[i]
+		p.tail = make([]*message, 0, len(p.elems)-p.count)
+		for _, el := range p.elems[p.count:] {
+			p.tail = append(p.tail, &message{hash: contentKey(p.sec, el), body: el})
+		}
+		p.text = appendText(nil, p)
+	})
+	return nil
+}
+
+// parallel calls fn(0..n-1) on as many goroutines as there are CPUs,
+// when n is worth it: the Go side of a batch (checking, hashing,
+// encoding) then takes every core, not only the one the database's work
+// runs on.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/32)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// contentKey addresses a message: the hour (of the record that brings it)
+// in 4 bytes, then the first 12 bytes of the SHA-256 of its bytes. The
+// hour first keeps the index of addresses growing at one end, where its
+// pages are in the cache, instead of dirtying pages all over it at every
+// batch (a commit writes every page it dirtied, and a random index of a
+// million messages dirties most of its pages at every batch). The price:
+// a message repeated over many hours (a shared system prompt) is stored
+// once per hour it appears in, not once in all; within a conversation
+// nothing changes, as what a call resends is never looked up (the base
+// record's references are taken as they are).
+func contentKey(sec int64, b []byte) [16]byte {
+	var k [16]byte
+	binary.BigEndian.PutUint32(k[:4], uint32(max(sec, 0)/3600))
+	sum := sha256.Sum256(b)
+	copy(k[4:], sum[:12])
+	return k
+}
+
+// resolveMessages finds or inserts every message the batch adds, fills
+// each prep's entry with its whole list of IDs, and touches what needs
+// it: every message of the batch's records ends with last_used no more
+// than touchGrain before the newest record using it, which is what lets
+// retention delete the messages no kept record uses (retention.go).
+func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+	byHash := map[[16]byte]*message{}
+	var order []*message
+	for _, p := range ps {
+		for i, m := range p.tail {
+			if seen, ok := byHash[m.hash]; ok {
+				p.tail[i] = seen
+				continue
+			}
+			byHash[m.hash] = m
+			order = append(order, m)
+		}
+	}
+	// Sorted by hash, so that replicas inserting the same messages take
+	// their row locks in the same order and never deadlock.
+	slices.SortFunc(order, func(a, b *message) int { return strings.Compare(string(a.hash[:]), string(b.hash[:])) })
+	// Most messages are new: insert them all, and look up only those
+	// the database held already (or another writer inserted meanwhile).
+	if err := s.insertMessages(ctx, tx, order, stamp); err != nil {
+		return err
+	}
+	var held []*message
+	for _, m := range order {
+		if m.id == 0 {
+			held = append(held, m)
+		}
+	}
+	if err := s.findMessages(ctx, tx, held); err != nil {
+		return err
+	}
+	for _, m := range held {
+		if m.id == 0 {
+			return fmt.Errorf("store: message %x neither found nor inserted", m.hash)
+		}
+	}
+	touch := map[int64]bool{}
+	for _, m := range order {
+		if m.used < stamp-touchGrain/2 {
+			touch[m.id] = true
+		}
+	}
+	for _, p := range ps {
+		var ids []int64
+		if p.base != nil {
+			ids = append(ids, p.base.ids[:p.count]...)
+			if p.base.touched < stamp-touchGrain/2 {
+				for _, id := range p.base.ids[:p.count] {
+					touch[id] = true
+				}
+			}
+		}
+		for _, m := range p.tail {
+			ids = append(ids, m.id)
+		}
+		if p.entry != nil {
+			p.entry.ids = ids
+		} else {
+			p.entry = &traceEntry{seq: p.seq, ids: ids} // not cached: no trace
+		}
+	}
+	if len(touch) == 0 {
+		return nil
+	}
+	ids := make([]any, 0, len(touch))
+	for id := range touch {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b any) int { return int(a.(int64) - b.(int64)) })
+	// Every row is updated (to the greater of the two), so that the count
+	// tells whether retention deleted one meanwhile.
+	greatest := "greatest"
+	if s.dialect == SQLite {
+		greatest = "max"
+	}
+	return chunked(ids, 500, func(part []any) error {
+		args := append([]any{stamp}, part...)
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE messages SET last_used = `+greatest+`(last_used, $1) WHERE id IN (`+placeholders(2, len(part))+`)`), args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n != int64(len(part)) {
+			return fmt.Errorf("store: %d of %d messages were deleted while being written (retention ran meanwhile); write again", int64(len(part))-n, len(part))
+		}
+		return nil
+	})
+}
+
+// findMessages sets the ID and last_used of each message the database
+// holds.
+func (s *Store) findMessages(ctx context.Context, tx *sql.Tx, ms []*message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	byHash := make(map[[16]byte]*message, len(ms))
+	keys := make([]any, len(ms))
+	for i, m := range ms {
+		byHash[m.hash] = m
+		keys[i] = m.hash[:]
+	}
+	return chunked(keys, 500, func(part []any) error {
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT id, hash, last_used FROM messages WHERE hash IN (`+placeholders(1, len(part))+`)`), part...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, used int64
+			var h []byte
+			if err := rows.Scan(&id, &h, &used); err != nil {
+				return err
+			}
+			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
+				m.id, m.used = id, used
+			}
+		}
+		return rows.Err()
+	})
+}
+
+// insertMessages inserts messages the database did not hold; one another
+// writer inserted meanwhile is left with ID 0.
+func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, stamp int64) error {
+	byHash := make(map[[16]byte]*message, len(ms))
+	for _, m := range ms {
+		byHash[m.hash] = m
+	}
+	for len(ms) > 0 {
+		// Bounded by rows and by bytes, so that one statement stays a
+		// reasonable size whatever the messages.
+		n, size := 0, 0
+		for n < len(ms) && n < 500 && (n == 0 || size+len(ms[n].body) < 4<<20) {
+			size += len(ms[n].body)
+			n++
+		}
+		part := ms[:n]
+		ms = ms[n:]
+		args := make([]any, 0, 3*len(part))
+		var b strings.Builder
+		b.WriteString(`INSERT INTO messages (hash, last_used, body) VALUES `)
+		for i, m := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(tuple(len(args)+1, 3))
+			args = append(args, m.hash[:], stamp, string(m.body))
+		}
+		b.WriteString(` ON CONFLICT (hash) DO NOTHING RETURNING id, hash`)
+		rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var h []byte
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return err
+			}
+			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
+				m.id, m.used = id, stamp
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record_attrs holds a record's tags (name attrTag, value the tag) and
+// metadata (name attrMeta+key).
+const (
+	attrTag  = "#"
+	attrMeta = "m:"
+)
+
+// recordColumns are the columns of records, in the order insertRecords
+// gives them.
+const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens`
+
+// insertRecords inserts the records of ps and returns those it inserted:
+// all, unless another writer took some call IDs since heldCallIDs looked.
+func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*prep, error) {
+	// records
+	rows := make([][]any, 0, len(ps))
+	for _, p := range ps {
+		r := &p.r
+		var in, out, total int64
+		if r.Usage != nil {
+			in, out, total = int64(r.Usage.InputTokens), int64(r.Usage.OutputTokens), int64(r.Usage.TotalTokens)
+		}
+		var cost any
+		if r.Cost != nil {
+			cost = r.Cost.USD
+		}
+		errType := r.Outcome.ErrorType
+		if errType == "" {
+			errType = r.ErrorType
+		}
+		rows = append(rows, []any{p.seq, r.CallID, p.ts, null(r.TraceID), null(r.UserID), r.MethodName, p.provider,
+			null(r.Model), r.Outcome.Status, null(errType), nullFloat(r.DurationMS), cost, in, out, total})
+	}
+	// In call ID order, so that writers inserting the same records take
+	// their locks in the same order.
+	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[1].(string), b[1].(string)) })
+	inserted := make(map[int64]bool, len(ps))
+	per := 30000 / 15
+	for part := range slices.Chunk(rows, per) {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO records (` + recordColumns + `) VALUES `)
+		args := make([]any, 0, 15*len(part))
+		for i, row := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(tuple(len(args)+1, 15))
+			args = append(args, row...)
+		}
+		b.WriteString(` ON CONFLICT (call_id) DO NOTHING RETURNING seq`)
+		rs, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var seq int64
+			if err := rs.Scan(&seq); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			inserted[seq] = true
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if len(inserted) < len(ps) {
+		// Another writer wrote some of these call IDs meanwhile: they are
+		// its, and a record here that built on one stands alone instead.
+		taken := map[int64]bool{}
+		kept := ps[:0]
+		for _, p := range ps {
+			if !inserted[p.seq] {
+				taken[p.seq] = true
+				continue
+			}
+			if p.base != nil && taken[p.base.seq] {
+				p.whole = true // its messages are found; its base is another writer's
+				if p.entry != nil {
+					p.entry.depth = 0
+				}
+			}
+			kept = append(kept, p)
+		}
+		ps = kept
+	}
+	// record_docs
+	rows = rows[:0]
+	for _, p := range ps {
+		var base any
+		var prev int64
+		count := 0
+		if p.base != nil && !p.whole {
+			base, count = p.base.seq, p.count
+			prev = p.base.ids[p.count-1]
+		}
+		refs := appendRefs([]byte{}, prev, p.entry.ids[count:])
+		rows = append(rows, []any{p.seq, base, count, refs, p.doc})
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO record_docs (seq, base_seq, base_count, refs, doc) VALUES `, 5, rows); err != nil {
+		return nil, err
+	}
+	// tags, metadata, text
+	var attrs, text [][]any
+	for _, p := range ps {
+		seen := map[string]bool{}
+		for _, t := range p.r.Tags {
+			if !seen[t] {
+				seen[t] = true
+				attrs = append(attrs, []any{attrTag, t, p.seq})
+			}
+		}
+		for k, v := range p.r.Metadata {
+			attrs = append(attrs, []any{attrMeta + k, v, p.seq})
+		}
+		if len(p.text) > 0 {
+			text = append(text, []any{p.seq, string(p.text)})
+		}
+	}
+	if err := s.insertRows(ctx, tx, `INSERT INTO record_attrs (name, value, seq) VALUES `, 3, attrs); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.dialect == SQLite {
+		err = s.insertRows(ctx, tx, `INSERT INTO record_text (rowid, text) VALUES `, 2, text)
+	} else {
+		err = s.insertRowsShaped(ctx, tx, `INSERT INTO record_text (seq, tsv) VALUES `, 2, text, func(first int) string {
+			return fmt.Sprintf("($%d, strip(to_tsvector('simple', $%d)))", first, first+1)
+		})
+	}
+	return ps, err
+}
+
+// insertRows inserts rows of n columns with multi-row INSERTs.
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any) error {
+	return s.insertRowsShaped(ctx, tx, head, n, rows, func(first int) string { return tuple(first, n) })
+}
+
+func (s *Store) insertRowsShaped(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string) error {
+	return s.insertRowsWith(ctx, tx, head, n, rows, shape, "", nil)
+}
+
+// insertRowsWith is insertRows with each row's SQL given by shape, a tail
+// after the rows, and the rows each statement affected handed to counted.
+func (s *Store) insertRowsWith(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string, tail string, counted func(int64)) error {
+	per := max(1, 30000/n) // under SQLite's 32,766 parameters, PostgreSQL's 65,535
+	for len(rows) > 0 {
+		part := rows[:min(per, len(rows))]
+		rows = rows[len(part):]
+		var b strings.Builder
+		b.WriteString(head)
+		args := make([]any, 0, n*len(part))
+		for i, row := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(shape(len(args) + 1))
+			args = append(args, row...)
+		}
+		b.WriteString(tail)
+		res, err := tx.ExecContext(ctx, s.q(b.String()), args...)
+		if err != nil {
+			return err
+		}
+		if counted != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			counted(n)
+		}
+	}
+	return nil
+}
+
+// tuple is "($first, ..., $first+n-1)".
+func tuple(first, n int) string {
+	return "(" + placeholders(first, n) + ")"
+}
+
+// placeholders is "$first, ..., $first+n-1".
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(first + i))
+	}
+	return b.String()
+}
+
+// chunked calls fn with successive parts of at most n of vs.
+func chunked(vs []any, n int, fn func([]any) error) error {
+	for len(vs) > 0 {
+		part := vs[:min(n, len(vs))]
+		vs = vs[len(part):]
+		if err := fn(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func null(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullFloat(f float64) any {
+	if f == 0 || f != f {
+		return nil
+	}
+	return f
+}
