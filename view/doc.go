@@ -37,9 +37,9 @@
 // holds no text), and keeps what it found for the next page.
 // [FromRecords] is the Source over records a program holds.
 //
-// A store (package store, SQLite or PostgreSQL) can be a Source too: its
-// queries by trace, call, filter and group are the ones this interface
-// asks for.
+// [FromStore] is the Source over a store (package store, SQLite or
+// PostgreSQL): each page asks the store for what it shows. See [Store] for
+// where it differs from files.
 //
 // # Pages
 //
