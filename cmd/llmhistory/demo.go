@@ -843,6 +843,7 @@ func (d *demo) finish() error {
 		d.summary("Query them: " + selfCommand() + " query " + shellQuote("sqlite:"+d.db) + " -traces")
 	}
 	d.summary("Follow the file as it grows: " + selfCommand() + " tail " + shellQuote(d.path))
+	d.summary("See it in a browser: " + selfCommand() + " view " + shellQuote(d.path))
 	return nil
 }
 

@@ -240,7 +240,8 @@ func TestDemoHintRunsAsPrinted(t *testing.T) {
 		const lead = "Follow the file as it grows: "
 		i := strings.LastIndex(stderr.String(), lead)
 		require.GreaterOrEqual(t, i, 0, stderr.String())
-		hint := strings.TrimSpace(stderr.String()[i+len(lead):])
+		hint, _, _ := strings.Cut(stderr.String()[i+len(lead):], "\n")
+		hint = strings.TrimSpace(hint)
 		assert.Equal(t, arg0+" tail history.jsonl", hint)
 
 		// Run the hint as a shell would; it follows the file, so it is

@@ -3,6 +3,7 @@
 //	llmhistory demo [flags]              run an agent conversation through the recorder (offline by default)
 //	llmhistory report [flags] FILE|URL…  build the evidence report from JSONL history files or a store (- for stdin)
 //	llmhistory tail [flags] FILE|URL     follow a JSONL history file, or a store, as records arrive
+//	llmhistory view [flags] FILE…|URL    serve a web viewer of history files or a store, following them
 //	llmhistory export [flags] FILE|URL…  send history files or a store to an OpenTelemetry Collector over OTLP
 //	llmhistory import FILE… --into URL   load JSONL history files into a store (SQLite or PostgreSQL)
 //	llmhistory query [flags] URL         ask a store for records, conversations or figures

@@ -28,9 +28,11 @@ func TestDemoOnATerminal(t *testing.T) {
 	require.Equal(t, exitOK, code, strings.Join(screen, "\n"))
 
 	text := strings.Join(screen, "\n")
-	// 46: the line that says how to query the SQLite store is the 46th.
-	assert.LessOrEqual(t, len(screen), 46, "the whole run fits a screen or so:\n%s", text)
+	// 47: the line that says how to query the SQLite store is the 46th,
+	// the one that says how to view the history the 47th.
+	assert.LessOrEqual(t, len(screen), 47, "the whole run fits a screen or so:\n%s", text)
 	assert.Contains(t, text, "Query them: ")
+	assert.Contains(t, text, "See it in a browser: ")
 	for _, l := range screen {
 		assert.LessOrEqual(t, utf8.RuneCountInString(l), 100, "a line wider than the terminal: %q", l)
 	}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmhistory/llmhistory/view"
+)
+
+func init() {
+	register("view", "serve a web viewer of JSONL history files or a store", runView)
+}
+
+const viewAbout = `View serves a web viewer of the history in each FILE (JSON Lines, as the
+JSONL sink writes them), or in a store (sqlite:FILE, postgres://...,
+opened read-only): the conversations, newest first, with filters
+and a text search; each conversation as a transcript and as a timeline of
+its calls; each call with its kwargs, usage, cost, timings, error and raw
+record; and an overview of calls, errors, tokens, spend and latency. It
+indexes the files as it reads them, pages are served meanwhile, and new
+records appear as the files grow, or the store receives them, without a
+reload. A file truncated or
+replaced (log rotation) is read again from its start.
+
+The first line it prints is the address to open. It listens on
+127.0.0.1, on a free port, unless -addr says otherwise: on any other
+address, anyone who can reach it can read the history, and it warns so.
+Pages answer only to the names of a loopback address (127.0.0.1,
+localhost, ::1), so that no web site can read them through DNS rebinding.
+It is read-only: it changes no file. Interrupt (Ctrl-C) to stop.
+
+Lines that are not records are counted and skipped; the pages list the
+first few.`
+
+// openBrowser opens url in the user's browser; a variable so that tests
+// can see what would be opened.
+var openBrowser = func(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() // reap it; its status says nothing useful
+	return nil
+}
+
+// openStoreSource opens a store URL, read-only, as a view.Source.
+func openStoreSource(ctx context.Context, url string, poll time.Duration) (view.Source, io.Closer, error) {
+	s, err := openStoreReader(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	return view.FromStore(s, poll), s, nil
+}
+
+// closer is io.Closer, named where a parameter called io hides the package.
+type closer = io.Closer
+
+func runView(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("view", "[flags] FILE... | STORE-URL", viewAbout, io)
+	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
+	open := fs.Bool("open", false, "open the viewer in a browser")
+	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
+	if code := parseFlags(fs, args, io); code >= 0 {
+		return code
+	}
+	inputs := fs.Args()
+	if len(inputs) == 0 {
+		fmt.Fprintln(io.err, "llmhistory view: want one or more FILEs, or a store URL")
+		fs.Usage()
+		return exitUsage
+	}
+	if *poll <= 0 {
+		fmt.Fprintf(io.err, "llmhistory view: -poll must be more than 0, not %v\n", *poll)
+		return exitUsage
+	}
+
+	var (
+		src   view.Source
+		stop  closer
+		files *view.JSONL
+	)
+	switch {
+	case isStoreURL(inputs[0]):
+		if len(inputs) > 1 {
+			fmt.Fprintln(io.err, "llmhistory view: a store URL is read alone, without files")
+			return exitUsage
+		}
+		s, c, err := openStoreSource(ctx, inputs[0], *poll)
+		if err != nil {
+			fmt.Fprintln(io.err, "llmhistory view:", err)
+			return exitFailure
+		}
+		src, stop = s, c
+	default:
+		for _, in := range inputs {
+			if in == "-" {
+				fmt.Fprintln(io.err, "llmhistory view: standard input cannot be viewed: it cannot be read again; save it to a file")
+				return exitUsage
+			}
+		}
+		j, err := view.OpenJSONL(inputs, view.JSONLOptions{Poll: *poll})
+		if err != nil {
+			fmt.Fprintln(io.err, "llmhistory", err)
+			return exitFailure
+		}
+		src, stop, files = j, j, j
+	}
+	defer stop.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory view:", err)
+		return exitFailure
+	}
+	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
+	fmt.Fprintln(io.out, url)
+	if !loopback {
+		host, _, _ := net.SplitHostPort(*addr)
+		listening := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", listening)
+	}
+
+	h := view.NewHandler(src, view.Options{
+		AllowedHosts: hosts,
+		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if files != nil {
+		go reportIndexing(ctx, files, inputs, io.err)
+	}
+	if *open {
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(io.err, "llmhistory view: could not open a browser (%v); open %s\n", err, url)
+		}
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintln(io.err, "llmhistory view:", err)
+		return exitFailure
+	}
+	h.Close() // ends the live pages' event streams
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shut)
+	return exitOK
+}
+
+// viewAddress returns the URL to print for the address listened on,
+// whether it is loopback, and the host names pages answer to: those of
+// loopback when it is, any otherwise (the machine's names are not known).
+func viewAddress(a *net.TCPAddr) (url string, loopback bool, hosts []string) {
+	host := a.IP.String()
+	switch {
+	case a.IP.IsUnspecified():
+		host = "127.0.0.1" // every interface: loopback among them
+	case a.IP.To4() == nil:
+		host = "[" + host + "]"
+	}
+	url = fmt.Sprintf("http://%s:%d/", host, a.Port)
+	if a.IP.IsLoopback() {
+		return url, true, []string{"127.0.0.1", "localhost", "::1", a.IP.String()}
+	}
+	return url, false, nil
+}
+
+// reportIndexing says on w how the first reading of the files went: every
+// few seconds while it lasts, and once when it is done.
+func reportIndexing(ctx context.Context, src *view.JSONL, inputs []string, w io.Writer) {
+	start := time.Now()
+	tick := time.NewTicker(3 * time.Second)
+	defer tick.Stop()
+	done := make(chan error, 1)
+	go func() { done <- src.Wait(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return
+			}
+			st := src.Status()
+			msg := fmt.Sprintf("llmhistory view: read %s records from %s in %s", group(int64(st.Records)), strings.Join(inputs, ", "), roundDuration(time.Since(start)))
+			if st.BadLines > 0 {
+				msg += fmt.Sprintf("; %s lines are not records (listed on the pages)", group(int64(st.BadLines)))
+			}
+			fmt.Fprintln(w, msg+"; following them")
+			return
+		case <-tick.C:
+			st := src.Status()
+			fmt.Fprintf(w, "llmhistory view: reading: %.0f%%, %s records\n", 100*st.Progress, group(int64(st.Records)))
+		}
+	}
+}
+
+// roundDuration rounds d for people: to 10 µs below 10 ms, to the
+// millisecond below a minute, to the second above.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d < time.Minute:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/store"
+)
+
+// startView runs llmhistory view with args until the test ends, and
+// returns the URL it printed first, its standard error, and a func that
+// stops it and returns its exit code.
+func startView(t *testing.T, args ...string) (url string, stderr *syncBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	stderr = &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"view"}, args...), stdio{in: strings.NewReader(""), out: &out, err: stderr})
+	}()
+	stopped := false
+	var code int
+	stop = func() int {
+		if !stopped {
+			stopped = true
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("llmhistory view did not stop within 10 s of an interrupt")
+			}
+		}
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\n") }, 10*time.Second, 5*time.Millisecond,
+		"no URL printed; stderr: %s", stderr)
+	first, _, _ := strings.Cut(out.String(), "\n")
+	return first, stderr, stop
+}
+
+func get(t *testing.T, url, host string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// The first line is the URL, on loopback; the pages are served, follow
+// the file, answer only to loopback's names, refuse to write, and an
+// interrupt stops the server.
+func TestViewServes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	appendFile(t, path, line(testRecord(1, true))+line(testRecord(2, false)))
+	url, stderr, stop := startView(t, path, "-poll", "20ms")
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url)
+
+	code, body := get(t, url, "")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `data-key="t1"`)
+	code, body = get(t, url+"overview", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "Calls")
+
+	// New records show up; a new conversation among them.
+	r := testRecord(3, true)
+	r.TraceID = "t2"
+	appendFile(t, path, line(r))
+	require.Eventually(t, func() bool { _, body := get(t, url, ""); return strings.Contains(body, `data-key="t2"`) },
+		5*time.Second, 20*time.Millisecond)
+
+	// DNS rebinding: another site's name is refused.
+	code, _ = get(t, url, "evil.example:80")
+	assert.Equal(t, http.StatusForbidden, code)
+	code, _ = get(t, strings.Replace(url, "127.0.0.1", "localhost", 1), "")
+	assert.Equal(t, http.StatusOK, code)
+
+	// Read-only.
+	resp, err := http.Post(url, "text/plain", strings.NewReader("x"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+
+	assert.Equal(t, exitOK, stop())
+	assert.Contains(t, stderr.String(), "read 2 records from "+path)
+	assert.NotContains(t, stderr.String(), "warning")
+}
+
+// Flags may follow the files; --open opens the URL printed.
+func TestViewFlagsAfterFilesAndOpen(t *testing.T) {
+	opened := make(chan string, 2)
+	was := openBrowser
+	openBrowser = func(url string) error { opened <- url; return nil }
+	t.Cleanup(func() { openBrowser = was })
+
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	appendFile(t, path, line(testRecord(1, true)))
+	url, _, stop := startView(t, path, "--addr", "127.0.0.1:0", "--open")
+	select {
+	case got := <-opened:
+		assert.Equal(t, url, got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no browser opened")
+	}
+	assert.Equal(t, exitOK, stop())
+	assert.Empty(t, opened, "opened once")
+}
+
+// On an address that is not loopback, it warns, and answers to any name
+// (it cannot know the machine's).
+func TestViewNotLoopbackWarns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	appendFile(t, path, line(testRecord(1, true)))
+	url, stderr, stop := startView(t, "-addr", "0.0.0.0:0", path)
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url)
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "warning: listening on") }, 5*time.Second, 5*time.Millisecond)
+	port := url[len("http://127.0.0.1:") : len(url)-1]
+	assert.Contains(t, stderr.String(), "warning: listening on 0.0.0.0:"+port+", which is not loopback: anyone who can reach it can read this history")
+	code, _ := get(t, url, "myhost.example:1234")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, exitOK, stop())
+}
+
+func TestViewBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{nil, exitUsage, "want one or more FILEs"},
+		{[]string{filepath.Join(dir, "missing.jsonl")}, exitFailure, "no such file"},
+		{[]string{dir}, exitFailure, "is a directory"},
+		{[]string{"sqlite:" + filepath.Join(dir, "a.db"), "x.jsonl"}, exitUsage, "a store URL is read alone"},
+		{[]string{"-"}, exitUsage, "standard input cannot be viewed"},
+		{[]string{"-poll", "0s", "x.jsonl"}, exitUsage, "-poll must be more than 0"},
+		{[]string{"-addr", "256.0.0.1:80", filepath.Join(dir, "h.jsonl")}, exitFailure, ""},
+	} {
+		if c.args != nil && strings.HasSuffix(c.args[len(c.args)-1], "h.jsonl") {
+			appendFile(t, c.args[len(c.args)-1], line(testRecord(1, true)))
+		}
+		code, stdout, stderr := runCmd(t, "", append([]string{"view"}, c.args...)...)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.say, c.args)
+		assert.Empty(t, stdout, "%v: nothing printed when it cannot serve", c.args)
+	}
+}
+
+// The demo ends by saying how to view what it recorded, and that line
+// works as printed.
+func TestDemoSaysHowToView(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	const lead = "See it in a browser: "
+	i := strings.LastIndex(stderr, lead)
+	require.GreaterOrEqual(t, i, 0, stderr)
+	hint, _, _ := strings.Cut(stderr[i+len(lead):], "\n")
+	fields := strings.Fields(hint)
+	require.GreaterOrEqual(t, len(fields), 3, hint)
+	require.Equal(t, "view", fields[len(fields)-2], hint)
+	assert.Equal(t, path, fields[len(fields)-1])
+
+	url, _, stop := startView(t, fields[len(fields)-1])
+	code, body := get(t, url, "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "going to Lisbon in May", "the demo's conversation, listed")
+	assert.Equal(t, exitOK, stop())
+}
+
+// A store URL is served as files are, and what the store receives shows.
+func TestViewStore(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	w, err := store.Open(ctx, url)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Append(ctx, testRecord(1, true)))
+	require.NoError(t, w.Flush())
+
+	page, _, stop := startView(t, url, "-poll", "20ms")
+	code, body := get(t, page, "")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `data-key="t1"`)
+	r := testRecord(2, true)
+	r.TraceID = "t2"
+	require.NoError(t, w.Append(ctx, r))
+	require.NoError(t, w.Flush())
+	_, body = get(t, page, "")
+	assert.Contains(t, body, `data-key="t2"`, "asked of the store at each page")
+	code, _ = get(t, page+"call/"+r.CallID, "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, exitOK, stop())
+}
