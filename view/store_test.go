@@ -12,17 +12,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/pgtest"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
+	_ "github.com/llmhistory/llmhistory/store/postgres"
 	_ "github.com/llmhistory/llmhistory/store/sqlite"
 	"github.com/llmhistory/llmhistory/view"
 )
 
 // A store is a Source: its conversations, a transcript, a call, the
-// overview, and records written meanwhile, told as they arrive.
+// overview, and records written meanwhile, told as they arrive; the same
+// on both backends.
 func TestStoreSource(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		testStoreSource(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testStoreSource(t, pgtest.Start(t, pgtest.Options{}).NewDatabase(t))
+	})
+}
+
+func testStoreSource(t *testing.T, url string) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
 	w, err := store.Open(ctx, url)
 	require.NoError(t, err)
 	defer w.Close()
