@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -17,8 +18,14 @@ type TraceSummary struct {
 	CostUSD     float64
 	UserID      string // its user; the greatest when it has several
 	Model       string // its model; the greatest when it has several
-	DurationMS  float64
-	LastCallID  string // the newest record the filter selected in it
+	// Models and Providers are all of them, in the order of their first
+	// use; a record without a model adds none.
+	Models, Providers []string
+	// Messages is how many messages its longest call sent (its args'
+	// elements), read from the stored references without the messages.
+	Messages   int
+	DurationMS float64
+	LastCallID string // the newest record the filter selected in it
 }
 
 // TracePage is one page of traces.
@@ -152,6 +159,12 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 	if err := rows.Err(); err != nil {
 		return TracePage{}, s.readErr(err)
 	}
+	if err := s.traceModels(ctx, ids, sums); err != nil {
+		return TracePage{}, err
+	}
+	if err := s.traceMessages(ctx, ids, sums); err != nil {
+		return TracePage{}, err
+	}
 	for _, h := range order {
 		if t, ok := sums[h.trace]; ok {
 			t.LastCallID = h.callID
@@ -159,6 +172,66 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		}
 	}
 	return page, nil
+}
+
+// traceModels fills in the models and providers of the traces ids,
+// read from the trace index, one row per trace, model and provider.
+func (s *Store) traceModels(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, coalesce(r.model, ''), r.provider, min(r.ts) AS first
+		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id, r.model, r.provider ORDER BY first`), ids...)
+	if err != nil {
+		return s.readErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var trace, model, provider string
+		var first int64
+		if err := rows.Scan(&trace, &model, &provider, &first); err != nil {
+			return s.readErr(err)
+		}
+		t, ok := sums[trace]
+		if !ok {
+			continue
+		}
+		if model != "" && !slices.Contains(t.Models, model) {
+			t.Models = append(t.Models, model)
+		}
+		if provider != "" && !slices.Contains(t.Providers, provider) {
+			t.Providers = append(t.Providers, provider)
+		}
+	}
+	return rows.Err()
+}
+
+// traceMessages fills in how many messages the longest call of each of
+// the traces ids sent: a record's args are base_count messages of its base
+// and one reference per message in refs (refs.go), each a varint, whose
+// last byte alone has the high bit clear.
+func (s *Store) traceMessages(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, d.base_count, d.refs
+		FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids...)
+	if err != nil {
+		return s.readErr(err)
+	}
+	defer rows.Close()
+	var refs []byte
+	for rows.Next() {
+		var trace string
+		var base int
+		if err := rows.Scan(&trace, &base, &refs); err != nil {
+			return s.readErr(err)
+		}
+		n := base
+		for _, b := range refs {
+			if b < 0x80 {
+				n++
+			}
+		}
+		if t, ok := sums[trace]; ok {
+			t.Messages = max(t.Messages, n)
+		}
+	}
+	return rows.Err()
 }
 
 // traceHit is a trace found by Traces: its newest selected record.

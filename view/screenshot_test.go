@@ -51,6 +51,7 @@ func TestScreenshots(t *testing.T) {
 		{"transcript", "/c/trip", "#transcript .call"},
 		{"call", "/call/" + thinkCall, "#raw"},
 		{"overview", "/overview", "#chart-calls"},
+		{"spend", "/overview#spend-model", "#spend-model"},
 	}
 	for _, theme := range []string{"light", "dark"} {
 		for _, size := range []struct{ w, h int64 }{{1280, 1000}, {390, 844}} {

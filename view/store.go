@@ -21,10 +21,11 @@ import (
 //
 //   - a text search matches whole words (the store's full-text search),
 //     not any substring;
-//   - outcome "retried" is not a filter the store has, and "ok" selects
-//     conversations with a call that did not fail;
-//   - a conversation's summary in the list takes its first user message,
-//     tags and turns from its first and newest records, two more reads per
+//   - outcome "retried" is not a filter the store has, and the list does
+//     not count retried calls (a call's page shows its attempts); "ok"
+//     selects conversations with a call that did not fail;
+//   - a conversation's summary in the list takes its first user message
+//     and tags from its first and newest records, two more reads per
 //     conversation shown;
 //   - the overview's series is by hour or by day, and counts as unpriced
 //     the calls with no cost, whether they used tokens or not;
@@ -110,9 +111,11 @@ func (v *Store) Conversations(ctx context.Context, q Query) (Page, error) {
 		if t.UserID != "" {
 			c.Users = []string{t.UserID}
 		}
-		if t.Model != "" {
-			c.Models = []string{t.Model}
+		c.Models = t.Models
+		for _, p := range t.Providers {
+			c.Providers = append(c.Providers, p)
 		}
+		c.Turns = t.Messages
 		if err := v.describe(ctx, &c, t.LastCallID); err != nil {
 			return Page{}, err
 		}
@@ -122,8 +125,8 @@ func (v *Store) Conversations(ctx context.Context, q Query) (Page, error) {
 }
 
 // describe fills in what a trace's summary lacks from its first and its
-// newest records: its first user message, tags, providers, turns, and
-// whether the recorder found it.
+// newest records: its first user message, tags, and whether the recorder
+// found it.
 func (v *Store) describe(ctx context.Context, c *Conversation, lastCallID string) error {
 	var recs []record.Record
 	for r, err := range v.s.Records(ctx, store.Filter{TraceID: c.ID}, store.ReadOptions{}) {
@@ -148,16 +151,10 @@ func (v *Store) describe(ctx context.Context, c *Conversation, lastCallID string
 		if c.FirstUserMessage == "" {
 			c.FirstUserMessage, _ = firstUserText(r.Args)
 		}
-		n := 0
-		record.EachValidElement(r.Args, func([]byte) bool { n++; return true })
-		c.Turns = max(c.Turns, n)
 		for _, t := range r.Tags {
 			if !slices.Contains(c.Tags, t) {
 				c.Tags = append(c.Tags, t)
 			}
-		}
-		if p := providerName(r.MethodName); p != "" && !slices.Contains(c.Providers, p) {
-			c.Providers = append(c.Providers, p)
 		}
 	}
 	return nil

@@ -44,6 +44,9 @@ func testStoreSource(t *testing.T, url string) {
 		r.Args = []byte(fmt.Sprintf(`[{"role":"user","content":"first question of t%02d"},{"role":"assistant","content":"an answer"},{"role":"user","content":"question %d"}]`, i%4, i))
 		rs = append(rs, r)
 	}
+	// t03 moves to another provider mid-way, in its longest call.
+	rs[7].MethodName, rs[7].Model = "anthropic.messages.create", "claude-sonnet-4-5"
+	rs[7].Args = []byte(`[{"role":"user","content":"first question of t03"},{"role":"assistant","content":"an answer"},{"role":"user","content":"more"},{"role":"assistant","content":"more"},{"role":"user","content":"question 7"}]`)
 	for _, r := range rs {
 		require.NoError(t, w.Append(ctx, r))
 	}
@@ -62,8 +65,9 @@ func testStoreSource(t *testing.T, url string) {
 	assert.Equal(t, 3, c.Calls)
 	assert.Equal(t, "first question of t03", c.FirstUserMessage)
 	assert.Equal(t, []string{"checkout"}, c.Tags)
-	assert.Equal(t, 3, c.Turns)
-	assert.Equal(t, []string{"openai"}, c.Providers)
+	assert.Equal(t, 5, c.Turns, "its longest call's messages, not its newest's")
+	assert.Equal(t, []string{"openai", "anthropic"}, c.Providers)
+	assert.Equal(t, []string{"gpt-4o-mini-2024-07-18", "claude-sonnet-4-5"}, c.Models)
 
 	p, err = src.Conversations(ctx, view.Query{Outcome: view.OutcomeError})
 	require.NoError(t, err)
@@ -100,7 +104,7 @@ func testStoreSource(t *testing.T, url string) {
 	require.NotEmpty(t, st.Series)
 	assert.Equal(t, time.Hour, st.Bucket)
 	require.Len(t, st.Users, 2)
-	require.Len(t, st.Models, 1)
+	require.Len(t, st.Models, 2)
 	assert.Greater(t, st.Models[0].P50MS, 0.0)
 	f, err := src.Facets(ctx, 0)
 	require.NoError(t, err)

@@ -563,6 +563,35 @@ func testTraces(t *testing.T, url string) {
 	require.Len(t, p.Traces, 1)
 	assert.Equal(t, "f1", p.Traces[0].TraceID)
 	assert.Equal(t, "user-1", p.Traces[0].UserID)
+	assert.Equal(t, []string{"gpt-4o"}, p.Traces[0].Models)
+	assert.Equal(t, []string{"openai"}, p.Traces[0].Providers)
+
+	// A conversation that moves between models and providers lists each
+	// once, in the order of first use, whichever record the filter chose.
+	mix, _ := Conversation(rand.New(rand.NewPCG(9, 9)), ConversationOptions{
+		Trace: "mix", Turns: 4, Start: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), Model: "gpt-4o-mini"})
+	mix[1].Model = "gemini-2.5-flash"
+	mix[1].MethodName = "gemini.models.generateContent"
+	mix[2].Model = "claude-sonnet-4-5"
+	mix[2].MethodName = "anthropic.messages.create"
+	mix[3].Model = "gemini-2.5-flash"
+	mix[3].MethodName = "gemini.models.generateContent"
+	_, err = s.Write(ctx, mix)
+	require.NoError(t, err)
+	p, err = s.Traces(ctx, store.Query{Filter: store.Filter{TraceID: "mix", Model: "claude-sonnet-4-5"}})
+	require.NoError(t, err)
+	require.Len(t, p.Traces, 1)
+	assert.Equal(t, []string{"gpt-4o-mini", "gemini-2.5-flash", "claude-sonnet-4-5"}, p.Traces[0].Models)
+	assert.Equal(t, []string{"openai", "gemini", "anthropic"}, p.Traces[0].Providers)
+	assert.EqualValues(t, 4, p.Traces[0].Calls)
+	longest := 0
+	for _, r := range mix {
+		n := 0
+		record.EachValidElement(r.Args, func([]byte) bool { n++; return true })
+		longest = max(longest, n)
+	}
+	assert.Greater(t, longest, 4)
+	assert.Equal(t, longest, p.Traces[0].Messages, "the longest call's messages")
 }
 
 func testFollow(t *testing.T, url string) {
