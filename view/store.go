@@ -112,9 +112,7 @@ func (v *Store) Conversations(ctx context.Context, q Query) (Page, error) {
 			c.Users = []string{t.UserID}
 		}
 		c.Models = t.Models
-		for _, p := range t.Providers {
-			c.Providers = append(c.Providers, p)
-		}
+		c.Providers = t.Providers
 		c.Turns = t.Messages
 		if err := v.describe(ctx, &c, t.LastCallID); err != nil {
 			return Page{}, err
