@@ -331,6 +331,24 @@ func (d *decoder) object(field func(key []byte) error) error {
 	}
 }
 
+// arrayNext consumes what follows an array's element: a comma (more
+// elements follow) or the closing bracket (more is false).
+func (d *decoder) arrayNext() (more bool, err error) {
+	d.ws()
+	if d.i >= len(d.b) {
+		return false, d.failEnd()
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		return true, nil
+	case ']':
+		d.i++
+		return false, nil
+	}
+	return false, d.fail("expected ',' or ']'")
+}
+
 func (d *decoder) null() bool {
 	if len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null" {
 		d.i += 4
@@ -376,18 +394,12 @@ func (d *decoder) strs(field string) ([]string, error) {
 			return nil, err
 		}
 		out = append(out, s)
-		d.ws()
-		if d.i >= len(d.b) {
-			return nil, d.failEnd()
+		more, err := d.arrayNext()
+		if err != nil {
+			return nil, err
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		if !more {
 			return out, nil
-		default:
-			return nil, d.fail("expected ',' or ']'")
 		}
 	}
 }
@@ -644,18 +656,12 @@ func (d *decoder) toolCalls(prev []ToolCall) ([]ToolCall, error) {
 			}
 		}
 		out = append(out, c)
-		d.ws()
-		if d.i >= len(d.b) {
-			return nil, d.failEnd()
+		more, err := d.arrayNext()
+		if err != nil {
+			return nil, err
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		if !more {
 			return out, nil
-		default:
-			return nil, d.fail("expected ',' or ']'")
 		}
 	}
 }
