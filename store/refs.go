@@ -35,3 +35,15 @@ func decodeRefs(dst []int64, prev int64, refs []byte) ([]int64, error) {
 	}
 	return dst, nil
 }
+
+// countRefs is how many IDs refs holds, without decoding them: each
+// varint ends with the one byte of it whose high bit is clear.
+func countRefs(refs []byte) int {
+	n := 0
+	for _, b := range refs {
+		if b < 0x80 {
+			n++
+		}
+	}
+	return n
+}

@@ -157,3 +157,15 @@ func FuzzDecodeDoc(f *testing.F) {
 		decodeDoc(b) // never panics
 	})
 }
+
+// countRefs counts IDs whatever their varints' lengths: near, far, back.
+func TestCountRefs(t *testing.T) {
+	ids := []int64{5, 6, 70, 1 << 20, 3, 1 << 40, 1<<40 + 1}
+	refs := appendRefs(nil, 0, ids)
+	require.Greater(t, len(refs), len(ids), "some IDs take several bytes")
+	assert.Equal(t, len(ids), countRefs(refs))
+	back, err := decodeRefs(nil, 0, refs)
+	require.NoError(t, err)
+	assert.Equal(t, ids, back)
+	assert.Zero(t, countRefs(nil))
+}

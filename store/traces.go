@@ -221,14 +221,8 @@ func (s *Store) traceMessages(ctx context.Context, ids []any, sums map[string]*T
 		if err := rows.Scan(&trace, &base, &refs); err != nil {
 			return s.readErr(err)
 		}
-		n := base
-		for _, b := range refs {
-			if b < 0x80 {
-				n++
-			}
-		}
 		if t, ok := sums[trace]; ok {
-			t.Messages = max(t.Messages, n)
+			t.Messages = max(t.Messages, base+countRefs(refs))
 		}
 	}
 	return rows.Err()
