@@ -20,7 +20,7 @@ type MemoryOptions struct {
 	Capacity int
 	// MaxBytes bounds what the records held take: their Args (only what
 	// each adds to the previous record of its trace), Kwargs, Output,
-	// ToolCalls, Reasoning, ProgramSource and error message. Past it the oldest records are
+	// ProgramSource and error message. Past it the oldest records are
 	// dropped, as when the ring is full. Default [DefaultMemoryMaxBytes].
 	MaxBytes int64
 }
@@ -230,10 +230,7 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	}
 	held.newest = node
 	held.shape, held.spare = *shape, held.shape
-	e.bytes = int64(len(e.Args) + len(e.Kwargs) + len(e.Output) + len(e.Reasoning) + len(e.ProgramSource) + len(e.ErrorMessage))
-	for _, c := range e.ToolCalls {
-		e.bytes += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
-	}
+	e.bytes = int64(len(e.Args) + len(e.Kwargs) + e.Output.size() + len(e.ProgramSource) + len(e.ErrorMessage))
 	if e.args != nil {
 		e.bytes += int64(len(e.args.rest))
 	}
@@ -298,7 +295,7 @@ func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
 }
 
 // TraceSummaries is TraceTail without the payloads: the records come
-// without Args, Kwargs, ProgramSource, Output, ToolCalls and Reasoning,
+// without Args, Kwargs, ProgramSource and Output,
 // which are up to hundreds of KiB each, for previews and dashboards that
 // show what happened, not what was said.
 func (m *Memory) TraceSummaries(traceID string, n int) (tail []Record, total int) {
@@ -336,8 +333,7 @@ func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total
 // summary copies r without its payloads.
 func summary(r *Record) Record {
 	c := *r
-	c.Args, c.Kwargs, c.ProgramSource, c.Output = nil, nil, "", ""
-	c.ToolCalls, c.Reasoning = nil, ""
+	c.Args, c.Kwargs, c.ProgramSource, c.Output = nil, nil, "", nil
 	return c.Clone()
 }
 

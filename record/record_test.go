@@ -26,7 +26,7 @@ func fullRecord() record.Record {
 		Timestamp:  record.FormatTime(time.Date(2026, 11, 21, 9, 30, 0, 123456000, time.UTC)),
 		Speaker:    record.SpeakerUser,
 		MethodName: "openai.chat.completions.create",
-		Args:       json.RawMessage(`[{"role":"system","content":"Be brief."},{"role":"user","content":"Summarize our last three turns."}]`),
+		Args:       json.RawMessage(`[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Summarize our last three turns."}]}]`),
 		Kwargs:     json.RawMessage(`{"model":"gpt-4o-mini","stream":true,"temperature":0.2}`),
 		Outcome: record.Outcome{
 			Status: record.StatusOK, OK: true, ValueClass: "chat.completion",
@@ -44,12 +44,12 @@ func fullRecord() record.Record {
 		ErrorType:          "",
 		ErrorMessage:       "",
 		ProgramSource:      "context[:conversation_history].last(3).map { |r| r[:outcome_summary] }",
-		Output:             "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```",
-		ToolCalls: []record.ToolCall{
-			{ID: "call_4XzlGBLtUe9dy3GVNV4jhq7h", Name: "get_weather", Arguments: `{"city":"Paris"}`},
-			{Name: "now", Arguments: "{}"},
-		},
-		Reasoning:         "The user wants the last three turns: slice, then map.",
+		Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+			{Type: record.PartReasoning, Content: "The user wants the last three turns: slice, then map."},
+			{Type: record.PartText, Content: "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```"},
+			{Type: record.PartToolCall, ID: "call_4XzlGBLtUe9dy3GVNV4jhq7h", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+			{Type: record.PartToolCall, Name: "now", Arguments: json.RawMessage("{}")},
+		}},
 		ArtifactHit:       true,
 		Attempts:          2,
 		Hops:              1,
