@@ -210,7 +210,7 @@ func (d *decoder) atNull() bool {
 // format's field list (see [Fields]): what a strict reader needs to tell a
 // record from any JSON object.
 type presence struct {
-	top, prefix, outcome, usage, cost, output members
+	top, prefix, outcome, usage, cost, output   members
 	prefixSeen, usageSeen, costSeen, outputSeen bool // the optional objects were there
 }
 

@@ -79,7 +79,7 @@ func TestMessageText(t *testing.T) {
 // it, as written, in a part of type other.
 func TestNotAMessage(t *testing.T) {
 	for _, in := range []string{
-		`{"role":"user","content":"Hi"}`,        // OpenAI's shape
+		`{"role":"user","content":"Hi"}`,          // OpenAI's shape
 		`{"role":"user","parts":[{"text":"Hi"}]}`, // Gemini's: parts without a type
 		`{"parts":[]}`, `{"role":"user"}`, `{"role":1,"parts":[]}`, `{"role":"user","parts":{}}`,
 		`{"role":"user","parts":[{"type":"media","size":"big"}]}`, `{"role":"user","parts":[1]}`,

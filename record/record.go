@@ -89,10 +89,10 @@ type Record struct {
 	// call of its conversation sends it back (see [Message]). It is kept
 	// unless the recorder is told not to (middleware.WithoutOutput), and
 	// bounded; a cut is named in Truncated ("output_message").
-	Output *Message `json:"output_message,omitempty"`
-	ArtifactHit bool `json:"artifact_hit,omitempty"`
-	Attempts    int  `json:"attempts,omitempty"` // HTTP attempts folded into this record
-	Hops        int  `json:"hops,omitempty"`     // redirects followed within the call
+	Output      *Message `json:"output_message,omitempty"`
+	ArtifactHit bool     `json:"artifact_hit,omitempty"`
+	Attempts    int      `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Hops        int      `json:"hops,omitempty"`     // redirects followed within the call
 	// ServerAddress and ServerPort are the server the call was sent to:
 	// the request URL's host, without its port, and its port (the
 	// scheme's, 443 or 80, when the URL names none). Never a path, a
