@@ -10,6 +10,7 @@ package wire
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -37,15 +38,34 @@ func View(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// Own returns b as a string without copying it: b must never be written
+// again (Detach copies the string out with the result's others).
+func Own(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// Append appends s to b, growing b by doubling: append grows a large
+// buffer by only 1.25×, which for a long streamed answer allocated about
+// five times its length.
+func Append(b []byte, s string) []byte {
+	if cap(b)-len(b) < len(s) {
+		b = slices.Grow(b, max(len(s), cap(b)))
+	}
+	return append(b, s...)
+}
+
 // Str returns r's string value, copied out of the parsed body.
 func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 
 // Detach copies every string of res that may still point into the parsed
-// body, so that res outlives it. Call it last, on what ParseResponse
-// returns; it is cheaper than copying each string as it is read, and
-// cannot be forgotten for one of them. Output, Refusal and Reasoning are
-// not copied: they are assembled, and must be built in a buffer of their
-// own (strings.Builder), never taken from a Result's String.
+// body or into the buffer the recorder lends (providers.Response.Scratch),
+// so that res outlives both: the outcome's strings, the model, and every
+// string and JSON of the answer's parts. Call it last, on what
+// ParseResponse returns; it is cheaper than copying each string as it is
+// read, and cannot be forgotten for one of them.
 //
 // The strings are copied into one buffer, one allocation for them all: a
 // result holds several short strings, and each copy of its own would cost
@@ -57,9 +77,10 @@ func Detach(res *providers.Result) {
 	for _, f := range fields {
 		n += len(*f)
 	}
-	for i := range res.ToolCalls {
-		c := &res.ToolCalls[i]
-		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	parts := res.Output.Parts
+	for i := range parts {
+		p := &parts[i]
+		n += len(p.ID) + len(p.Name) + len(p.Content) + len(p.Arguments) + len(p.MIMEType) + len(p.URI) + len(p.Data)
 	}
 	if n == 0 {
 		return
@@ -73,14 +94,26 @@ func Detach(res *providers.Result) {
 		buf = append(buf, *s...)
 		*s = unsafe.String(&buf[start], len(*s)) // buf never grows: cap is n
 	}
+	takeRaw := func(b *json.RawMessage) {
+		if len(*b) == 0 {
+			return
+		}
+		start := len(buf)
+		buf = append(buf, *b...)
+		*b = buf[start:len(buf):len(buf)]
+	}
 	for _, f := range fields {
 		take(f)
 	}
-	for i := range res.ToolCalls {
-		c := &res.ToolCalls[i]
-		take(&c.ID)
-		take(&c.Name)
-		take(&c.Arguments)
+	for i := range parts {
+		p := &parts[i]
+		take(&p.ID)
+		take(&p.Name)
+		take(&p.Content)
+		takeRaw(&p.Arguments)
+		take(&p.MIMEType)
+		take(&p.URI)
+		takeRaw(&p.Data)
 	}
 }
 
