@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"encoding/json"
 	"cmp"
 	"context"
 	"errors"
@@ -758,10 +759,12 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 		// A framed body is not redacted whole: a secret replaced in it
 		// would change a frame's length and break its CRC. What is read of
 		// it is redacted instead (the error message is, with the record).
-		res.Output = a.redactString(res.Output)
-		res.Refusal = a.redactString(res.Refusal)
-		for i := range res.ToolCalls {
-			res.ToolCalls[i].Arguments = a.redactString(res.ToolCalls[i].Arguments)
+		for i := range res.Output.Parts {
+			p := &res.Output.Parts[i]
+			p.Content = a.redactString(p.Content)
+			if len(p.Arguments) > 0 {
+				p.Arguments = json.RawMessage(a.redactString(string(p.Arguments)))
+			}
 		}
 	}
 	return res

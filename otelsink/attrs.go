@@ -162,10 +162,10 @@ func provider(method string) string {
 // conventions' values (see finishReason). A response that called tools
 // and says it stopped is tool_call: Gemini ends a function call with
 // STOP, and a Responses API status says completed. A record has its tool
-// calls only when its recorder kept output (middleware.WithOutput).
+// calls when its recorder kept the answer (unless middleware.WithoutOutput).
 func responseFinishReason(r *record.Record) string {
 	mapped := finishReason(r.Outcome.FinishReason)
-	if len(r.ToolCalls) > 0 && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
+	if r.Output.Has(record.PartToolCall) && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
 		return "tool_call"
 	}
 	return mapped
@@ -413,7 +413,7 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	a = append(a, q.params...)
 	embeddings := n.op == opEmbeddings
 	if embeddings {
-		if d := dimensions(r, q); d > 0 {
+		if d := q.dimensions; d > 0 {
 			a = append(a, semconv.GenAIEmbeddingsDimensionCount(d))
 		}
 	}
@@ -552,20 +552,6 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	return a
 }
 
-// dimensions is the number of dimensions an embeddings call asked for:
-// OpenAI's dimensions, Gemini's outputDimensionality, or that of the
-// first of a Gemini batch's requests, which the provider keeps as args.
-func dimensions(r *record.Record, q *request) int {
-	if q.dimensions > 0 {
-		return q.dimensions
-	}
-	if r.MethodName == "gemini.models.batchEmbedContents" {
-		if v := gjson.GetBytes(r.Args, "0.outputDimensionality"); v.Type == gjson.Number && v.Int() > 0 {
-			return int(v.Int())
-		}
-	}
-	return 0
-}
 
 // statusMessage is the span status description of a failed call: its
 // error message, redacted again, since records read from a file may come

@@ -80,6 +80,11 @@ type Part struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
+// TextMessage returns a message of one text part.
+func TextMessage(role, text string) Message {
+	return Message{Role: role, Parts: []Part{{Type: PartText, Content: text}}}
+}
+
 // Text returns the text of m's text parts, run together as a provider's
 // SDK joins them. A nil message has none.
 func (m *Message) Text() string {
@@ -95,6 +100,19 @@ func (m *Message) Reasoning() string {
 		return ""
 	}
 	return m.joined(PartReasoning)
+}
+
+// Has reports whether m has a part of type typ. A nil message has none.
+func (m *Message) Has(typ string) bool {
+	if m == nil {
+		return false
+	}
+	for i := range m.Parts {
+		if m.Parts[i].Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Message) joined(typ string) string {
@@ -118,6 +136,65 @@ func (m *Message) joined(typ string) string {
 		}
 	}
 	return b.String()
+}
+
+// AppendSearchText appends what a full-text search should find of m,
+// each piece after a space: the content of its parts (text, reasoning,
+// refusals, tool results), tool names, and the string values of tool
+// calls' arguments and of parts kept as sent. Types, ids and media
+// references are not words anyone searches for.
+func (m *Message) AppendSearchText(dst []byte) []byte {
+	if m == nil {
+		return dst
+	}
+	word := func(s string) {
+		if s != "" {
+			if len(dst) > 0 {
+				dst = append(dst, ' ')
+			}
+			dst = append(dst, s...)
+		}
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		word(p.Name)
+		word(p.Content)
+		for _, raw := range [...][]byte{p.Arguments, p.Data} {
+			if len(raw) > 0 && json.Valid(raw) {
+				dst = appendStringValues(dst, raw)
+			}
+		}
+	}
+	return dst
+}
+
+// appendStringValues appends the string values of valid JSON v (a string
+// that holds JSON included, as OpenAI sends tool arguments), each after a
+// space.
+func appendStringValues(dst, v []byte) []byte {
+	v = bytes.TrimSpace(v)
+	switch v[0] {
+	case '"':
+		s, _ := String(v)
+		if inner := bytes.TrimSpace([]byte(s)); len(inner) > 0 && (inner[0] == '{' || inner[0] == '[') && json.Valid(inner) {
+			return appendStringValues(dst, inner)
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ' ')
+		}
+		return append(dst, s...)
+	case '{':
+		EachValidMember(v, func(_, val []byte) bool {
+			dst = appendStringValues(dst, val)
+			return true
+		})
+	case '[':
+		EachValidElement(v, func(val []byte) bool {
+			dst = appendStringValues(dst, val)
+			return true
+		})
+	}
+	return dst
 }
 
 // Clone returns a deep copy of m.

@@ -384,15 +384,21 @@ func testQueryPages(t *testing.T, url string) {
 func testTextSearch(t *testing.T, url string) {
 	ctx := context.Background()
 	s := open(t, url, store.Options{})
-	mk := func(id, trace string, args string, output string) record.Record {
-		return record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: "user", MethodName: "openai.chat.completions.create",
-			Args: json.RawMessage(args), Outcome: record.Success("chat.completion"), TraceID: trace, Output: output}
+	mk := func(id, trace string, msgs []record.Message, output string) record.Record {
+		r := record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: "user", MethodName: "openai.chat.completions.create",
+			Args: record.AppendMessages(nil, msgs), Outcome: record.Success("chat.completion"), TraceID: trace}
+		if output != "" {
+			out := record.TextMessage(record.RoleAssistant, output)
+			r.Output = &out
+		}
+		return r
 	}
+	user := func(text string) record.Message { return record.TextMessage(record.RoleUser, text) }
 	recs := []record.Record{
-		mk("a1", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."}]`, "It left the warehouse."),
-		mk("a2", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."},{"role":"assistant","content":"It left the warehouse."},{"role":"user","content":"Thanks, and the invoice?"}]`, "Sent by mail."),
-		mk("b1", "tb", `[{"role":"user","content":[{"type":"text","text":"a refund for order 9"}]}]`, ""),
-		mk("c1", "", `[{"role":"user","content":"nothing here"}]`, ""),
+		mk("a1", "ta", []record.Message{user("Where is my Parcel? Order 4471.")}, "It left the warehouse."),
+		mk("a2", "ta", []record.Message{user("Where is my Parcel? Order 4471."), record.TextMessage(record.RoleAssistant, "It left the warehouse."), user("Thanks, and the invoice?")}, "Sent by mail."),
+		mk("b1", "tb", []record.Message{{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartMedia, MIMEType: "image/png", Size: 12}, {Type: record.PartText, Content: "a refund for order 9"}}}}, ""),
+		mk("c1", "", []record.Message{user("nothing here")}, ""),
 	}
 	recs[3].ErrorMessage = "upstream connect error: Parcel service down"
 	_, err := s.Write(ctx, recs)
@@ -413,6 +419,7 @@ func testTextSearch(t *testing.T, url string) {
 	assert.Equal(t, []string{"a1", "a2"}, search("warehouse"), "output, and the answer the next call sends back")
 	assert.Equal(t, []string{"b1"}, search("refund"), "text parts")
 	assert.Empty(t, search("user"), "roles are not text")
+	assert.Empty(t, search("image"), "nor media types")
 	assert.Empty(t, search("parcel refund"))
 	assert.Empty(t, search("!!!"), "no words: no match")
 	tr, err := s.Traces(ctx, store.Query{Filter: store.Filter{Text: "parcel"}})
