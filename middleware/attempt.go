@@ -2,9 +2,9 @@ package middleware
 
 import (
 	"bytes"
-	"encoding/json"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/maphash"
 	"io"

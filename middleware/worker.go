@@ -2,8 +2,8 @@ package middleware
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"

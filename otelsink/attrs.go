@@ -552,7 +552,6 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	return a
 }
 
-
 // statusMessage is the span status description of a failed call: its
 // error message, redacted again, since records read from a file may come
 // from anywhere.

@@ -141,7 +141,6 @@ func object(kvs [][]byte) json.RawMessage {
 	return append(out, '}')
 }
 
-
 // ParseResponse reads the status, a JSON error body, the model and the
 // usage in the shapes OpenAI-compatible and Gemini-like APIs use.
 func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) providers.Result {
