@@ -91,15 +91,16 @@ func (m *Message) Text() string {
 	if m == nil {
 		return ""
 	}
-	return m.joined(PartText)
+	return m.joined(PartText, "")
 }
 
-// Reasoning returns the text of m's reasoning parts, run together.
+// Reasoning returns the text of m's reasoning parts, a blank line apart:
+// each is a thought of its own.
 func (m *Message) Reasoning() string {
 	if m == nil {
 		return ""
 	}
-	return m.joined(PartReasoning)
+	return m.joined(PartReasoning, "\n\n")
 }
 
 // Has reports whether m has a part of type typ. A nil message has none.
@@ -115,7 +116,7 @@ func (m *Message) Has(typ string) bool {
 	return false
 }
 
-func (m *Message) joined(typ string) string {
+func (m *Message) joined(typ, sep string) string {
 	var only string
 	n, count := 0, 0
 	for i := range m.Parts {
@@ -129,9 +130,12 @@ func (m *Message) joined(typ string) string {
 		return only
 	}
 	var b strings.Builder
-	b.Grow(n)
+	b.Grow(n + (count-1)*len(sep))
 	for i := range m.Parts {
-		if p := &m.Parts[i]; p.Type == typ {
+		if p := &m.Parts[i]; p.Type == typ && p.Content != "" {
+			if b.Len() > 0 {
+				b.WriteString(sep)
+			}
 			b.WriteString(p.Content)
 		}
 	}

@@ -69,7 +69,7 @@ func TestMessageText(t *testing.T) {
 		{Type: record.PartReasoning, Content: "then."},
 	}}
 	assert.Equal(t, "The answer is 42.", m.Text())
-	assert.Equal(t, "First then.", m.Reasoning())
+	assert.Equal(t, "First \n\nthen.", m.Reasoning(), "thoughts apart")
 	var none *record.Message
 	assert.Empty(t, none.Text())
 	assert.Empty(t, none.Reasoning())

@@ -74,10 +74,10 @@ func blockPart(parts []record.Part, b gjson.Result) []record.Part {
 	switch typ {
 	case "text":
 		return convert.Text(parts, b.Get("text").String())
-	case "thinking":
-		return convert.Reasoning(parts, b.Get("thinking").String())
+	case "thinking": // each block a part: blocks are thoughts apart
+		return append(parts, record.Part{Type: record.PartReasoning, Content: b.Get("thinking").String()})
 	case "redacted_thinking":
-		return convert.Reasoning(parts, "")
+		return append(parts, record.Part{Type: record.PartReasoning})
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		return append(parts, convert.Call(b.Get("id").String(), b.Get("name").String(), b.Get("input").Raw))
 	case "tool_result":

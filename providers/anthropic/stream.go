@@ -180,7 +180,18 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 	// would cost the product of the two.
 	i, ok := s.latest[index]
 	if !ok {
-		return
+		// A fragment of a block that did not start (its start was lost,
+		// or a server skips it): the block its fragment says it is.
+		typ := map[string]string{"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "tool_use"}[typ.String()]
+		if typ == "" {
+			return
+		}
+		if s.latest == nil {
+			s.latest = make(map[int64]int)
+		}
+		i = len(s.blocks)
+		s.latest[index] = i
+		s.blocks = append(s.blocks, block{typ: typ})
 	}
 	b := &s.blocks[i]
 	switch typ.String() {
@@ -203,7 +214,7 @@ func (s *stream) parts() []record.Part {
 		case "text":
 			parts = convert.Text(parts, wire.Own(b.text))
 		case "thinking":
-			parts = convert.Reasoning(parts, wire.Own(b.text))
+			parts = append(parts, record.Part{Type: record.PartReasoning, Content: wire.Own(b.text)})
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			args := b.input // "{}" for a call without arguments
 			if len(b.text) > 0 {

@@ -23,7 +23,7 @@ func Example() {
 		`"usage":{"inputTokens":6,"outputTokens":3,"cacheReadInputTokens":90,"cacheWriteInputTokens":0,"totalTokens":99},"metrics":{"latencyMs":412}}`
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(answer), EOF: true})
 	u := res.Usage
-	fmt.Println(res.Output, res.Outcome.FinishReason)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason)
 	fmt.Println("input", u.InputTokens, "cached", u.CachedTokens, "output", u.OutputTokens, "total", u.TotalTokens)
 	// Output:
 	// bedrock.converse us.anthropic.claude-sonnet-4-6 user

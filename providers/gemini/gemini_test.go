@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -244,8 +245,8 @@ func TestParseResponse(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP"}, res.Outcome)
 	assert.Equal(t, "gemini-2.0-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 7, OutputTokens: 22, TotalTokens: 29}, res.Usage)
-	assert.Equal(t, "Google's headquarters, also known as the Googleplex, is located in **Mountain View, California**.\n", res.Output)
-	assert.Empty(t, res.ToolCalls)
+	assert.Equal(t, "Google's headquarters, also known as the Googleplex, is located in **Mountain View, California**.\n", res.Output.Text())
+	assert.Empty(t, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -254,10 +255,10 @@ func TestParseResponseThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "38CHaLjMG6TujrEPtvTiuQk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-pro", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501}, res.Usage, "output counts the thoughts: 509 = 8 candidates + 501 thoughts; 547 = 38 + 509")
-	assert.Empty(t, res.Output, "the thought summary is not output")
-	assert.True(t, strings.HasPrefix(res.Reasoning, "**Thinking Through the New Year's Eve Calculation**\n\nOkay, so the user wants to know"), "the thought summary is the reasoning: %q", res.Reasoning)
-	assert.True(t, strings.HasSuffix(res.Reasoning, "I think this will all work.\n"), res.Reasoning)
-	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
+	assert.Empty(t, res.Output.Text(), "the thought summary is not output")
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "**Thinking Through the New Year's Eve Calculation**\n\nOkay, so the user wants to know"), "the thought summary is the reasoning: %q", res.Output.Reasoning())
+	assert.True(t, strings.HasSuffix(res.Output.Reasoning(), "I think this will all work.\n"), res.Output.Reasoning())
+	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -266,7 +267,7 @@ func TestParseStream(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP"}, res.Outcome)
 	assert.Equal(t, "gemini-2.0-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 7, OutputTokens: 10, TotalTokens: 17}, res.Usage, "the last cumulative usage, not a sum")
-	assert.Equal(t, "The capital of Wyoming is **Cheyenne**.\n", res.Output)
+	assert.Equal(t, "The capital of Wyoming is **Cheyenne**.\n", res.Output.Text())
 	assert.True(t, res.Finished)
 }
 
@@ -275,11 +276,11 @@ func TestParseStreamThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "48SHaPHpHKbG-8YPtZCawAk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168}, res.Usage)
-	assert.Empty(t, res.Output, "two thought chunks, no text")
+	assert.Empty(t, res.Output.Text(), "two thought chunks, no text")
 	// The two thought chunks, put together.
-	assert.True(t, strings.HasPrefix(res.Reasoning, "**Calculating the Days**\n\nI've determined the user's request"), res.Reasoning)
-	assert.Contains(t, res.Reasoning, "calculation to find the time difference.\n\n\n**Determining the Approach**\n\nI'm now zeroing in on the best method.")
-	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "**Calculating the Days**\n\nI've determined the user's request"), res.Output.Reasoning())
+	assert.Contains(t, res.Output.Reasoning(), "calculation to find the time difference.\n\n\n**Determining the Approach**\n\nI'm now zeroing in on the best method.")
+	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -290,7 +291,7 @@ func TestParseStreamErrorMidstream(t *testing.T) {
 	assert.False(t, res.Outcome.OK)
 	assert.False(t, res.Outcome.Retriable)
 	assert.Equal(t, "The operation was cancelled.", res.ErrorMessage)
-	assert.Equal(t, "First Second ", res.Output, "what came before the error")
+	assert.Equal(t, "First Second ", res.Output.Text(), "what came before the error")
 	assert.True(t, res.Finished)
 
 	// The same error as a data: event, and one with no code.
@@ -300,7 +301,7 @@ func TestParseStreamErrorMidstream(t *testing.T) {
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte(body)))
 	assert.Equal(t, record.Failure(record.ErrorOverloaded), res.Outcome)
 	assert.Equal(t, "The model is overloaded.", res.ErrorMessage)
-	assert.Equal(t, "a", res.Output)
+	assert.Equal(t, "a", res.Output.Text())
 
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte("data: {\"error\":{\"message\":\"boom\"}}\n\n")))
 	assert.Equal(t, record.Failure(record.ErrorServer), res.Outcome)
@@ -532,8 +533,8 @@ func TestTruncatedStreamKeepsTheFinalUsage(t *testing.T) {
 		assert.Equal(t, 17, res.Usage.TotalTokens)
 		assert.Equal(t, "STOP", res.Outcome.FinishReason)
 		assert.True(t, res.Finished)
-		assert.True(t, strings.HasPrefix(res.Output, "The capital of Wyoming"), res.Output)
-		assert.True(t, strings.HasSuffix(res.Output, " is **Cheyenne**.\n"), res.Output)
+		assert.True(t, strings.HasPrefix(res.Output.Text(), "The capital of Wyoming"), res.Output.Text())
+		assert.True(t, strings.HasSuffix(res.Output.Text(), " is **Cheyenne**.\n"), res.Output.Text())
 	}
 
 	// With LF frames, too.
@@ -587,7 +588,7 @@ func TestJSONArrayStream(t *testing.T) {
 	resp := response(200, []byte(body))
 	resp.Stream = true
 	res := gemini.Provider{}.ParseResponse(streamCall, resp)
-	assert.Equal(t, "Hello", res.Output)
+	assert.Equal(t, "Hello", res.Output.Text())
 	assert.Equal(t, 5, res.Usage.TotalTokens)
 	assert.True(t, res.Finished)
 
@@ -600,15 +601,15 @@ func TestJSONArrayStream(t *testing.T) {
 func TestOnlyTheFirstCandidate(t *testing.T) {
 	body := `{"candidates":[{"content":{"parts":[{"text":"one"},{"text":"thinking","thought":true},{"functionCall":{"id":"c1","name":"f","args":{"x":1}}},{"text":" more"}]},"finishReason":"STOP"},{"index":1,"content":{"parts":[{"text":"two"}]},"finishReason":"SAFETY"}]}`
 	res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(body)))
-	assert.Equal(t, "one more", res.Output)
-	assert.Equal(t, []providers.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}, res.ToolCalls)
+	assert.Equal(t, "one more", res.Output.Text())
+	assert.Equal(t, []providers.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}, providertest.Calls(res.Output))
 	assert.True(t, res.Outcome.OK, "the second candidate's SAFETY is not the answer's")
 
 	// In a stream, chunks of candidate 1 are left out.
 	stream := "data: {\"candidates\":[{\"index\":1,\"content\":{\"parts\":[{\"text\":\"B\"}]}}]}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"A\"}]},\"finishReason\":\"STOP\"}]}\n\n"
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte(stream)))
-	assert.Equal(t, "A", res.Output)
+	assert.Equal(t, "A", res.Output.Text())
 }
 
 func TestResponseDoesNotKeepTheBody(t *testing.T) {
@@ -633,8 +634,8 @@ func describe(res providers.Result) string {
 	return s
 }
 
-// With a buffer lent for the text, the result is the same, its text is in
-// that buffer, and the buffer comes back grown for the next call.
+// With a buffer lent for the text, the result is the same, and owns its
+// text: the lent buffer is the recorder's to reuse.
 func TestScratchGivesTheSameResult(t *testing.T) {
 	for name, tc := range map[string]struct {
 		call *providers.Call
@@ -651,7 +652,11 @@ func TestScratchGivesTheSameResult(t *testing.T) {
 		resp.Scratch = &scratch
 		got := gemini.Provider{}.ParseResponse(tc.call, resp)
 		assert.Equal(t, want, got, name)
-		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
-		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
+		// The result owns its text: the recorder reuses the lent buffer.
+		scratch = scratch[:cap(scratch)]
+		for i := range scratch {
+			scratch[i] = 'x'
+		}
+		assert.Equal(t, want, got, "%s: the result points into the lent buffer", name)
 	}
 }
