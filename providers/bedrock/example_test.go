@@ -27,7 +27,7 @@ func Example() {
 	fmt.Println("input", u.InputTokens, "cached", u.CachedTokens, "output", u.OutputTokens, "total", u.TotalTokens)
 	// Output:
 	// bedrock.converse us.anthropic.claude-sonnet-4-6 user
-	// [{"system":true,"role":"system","content":[{"text":"Be brief."}]},{"role":"user","content":[{"text":"Hi"}]}]
+	// [{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 	// {"model":"us.anthropic.claude-sonnet-4-6","inferenceConfig":{"maxTokens":256}}
 	// Hello! end_turn
 	// input 96 cached 90 output 3 total 99

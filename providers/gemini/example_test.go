@@ -26,7 +26,7 @@ func Example() {
 	fmt.Println(res.Output.Text(), res.Outcome.FinishReason, res.Usage.TotalTokens, res.Finished)
 	// Output:
 	// gemini.models.streamGenerateContent gemini-2.0-flash user
-	// [{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"Hi"}]}]
+	// [{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 	// {"model":"gemini-2.0-flash","temperature":0}
 	// Hello STOP 5 true
 }

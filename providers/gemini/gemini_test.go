@@ -51,68 +51,68 @@ func TestParseRequest(t *testing.T) {
 		truncated []string
 	}{
 		{"generateContent", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"stream with alt=sse", request("POST", "http://127.0.0.1:8080/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", hello),
-			gemini.MethodStreamGenerateContent, "gemini-2.5-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodStreamGenerateContent, "gemini-2.5-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.5-flash"}`, "user", true, nil},
 		{"v1 and no role", request("POST", "https://generativelanguage.googleapis.com/v1/models/gemini-1.5-pro:generateContent",
 			`{"contents":[{"parts":[{"text":"Hi"}]}]}`),
-			gemini.MethodGenerateContent, "gemini-1.5-pro", `[{"parts":[{"text":"Hi"}]}]`, `{"model":"gemini-1.5-pro"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-1.5-pro", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`, `{"model":"gemini-1.5-pro"}`, "user", false, nil},
 		{"v1alpha countTokens", request("POST", "https://generativelanguage.googleapis.com/v1alpha/models/gemini-2.0-flash:countTokens", hello),
-			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"countTokens wrapping a request", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:countTokens",
 			`{"generateContentRequest":{"model":"models/gemini-2.0-flash","contents":[{"role":"user","parts":[{"text":"a"}]}],"systemInstruction":{"parts":[{"text":"s"}]},"generationConfig":{"temperature":0}}}`),
 			gemini.MethodCountTokens, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":[{"text":"s"}]},{"role":"user","parts":[{"text":"a"}]}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"s"}]},{"role":"user","parts":[{"type":"text","content":"a"}]}]`,
 			`{"model":"gemini-2.0-flash","temperature":0}`, "user", false, nil},
 		{"tuned model", request("POST", "https://generativelanguage.googleapis.com/v1beta/tunedModels/my-model-x1:generateContent", hello),
-			gemini.MethodGenerateContent, "my-model-x1", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"my-model-x1"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "my-model-x1", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"my-model-x1"}`, "user", false, nil},
 		{"embedContent", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/text-embedding-004:embedContent",
 			`{"model":"models/text-embedding-004","content":{"parts":[{"text":"Hello"}]},"taskType":"RETRIEVAL_DOCUMENT","title":"Doc","outputDimensionality":256}`),
-			gemini.MethodEmbedContent, "text-embedding-004", `[{"parts":[{"text":"Hello"}]}]`,
+			gemini.MethodEmbedContent, "text-embedding-004", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"text-embedding-004","taskType":"RETRIEVAL_DOCUMENT","title":"Doc","outputDimensionality":256}`, "user", false, nil},
 		{"batchEmbedContents", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/text-embedding-004:batchEmbedContents",
 			`{"requests":[{"content":{"parts":[{"text":"Hello"}],"role":"user"},"model":"models/text-embedding-004"},{"content":{"parts":[{"text":"World"}],"role":"user"},"model":"models/text-embedding-004"}]}`),
 			gemini.MethodBatchEmbedContents, "text-embedding-004",
-			`[{"content":{"parts":[{"text":"Hello"}],"role":"user"},"model":"models/text-embedding-004"},{"content":{"parts":[{"text":"World"}],"role":"user"},"model":"models/text-embedding-004"}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Hello"}]},{"role":"user","parts":[{"type":"text","content":"World"}]}]`,
 			`{"model":"text-embedding-004"}`, "user", false, nil},
 		{"vertex", request("POST", "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.0-flash-001:streamGenerateContent?alt=sse", hello),
-			gemini.MethodStreamGenerateContent, "gemini-2.0-flash-001", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodStreamGenerateContent, "gemini-2.0-flash-001", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash-001"}`, "user", true, nil},
 		{"vertex v1", request("POST", "https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/google/models/gemini-2.5-pro:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.5-pro", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.5-pro"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-2.5-pro", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.5-pro"}`, "user", false, nil},
 		{"vertex express", request("POST", "https://aiplatform.googleapis.com/v1beta1/publishers/google/models/gemini-2.0-flash:countTokens", hello),
-			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"behind a proxy prefix", request("POST", "https://gateway.example/v1/acct/gw/google-ai-studio/v1beta/models/gemini-2.0-flash:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"system instruction, config, tools", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent",
 			`{"cachedContent":"cachedContents/abc","contents":[{"parts":[{"text":"Hello"}],"role":"user"}],"generationConfig":{"maxOutputTokens":100,"stopSequences":["x"],"temperature":0.2,"topP":0.9,"topK":40,"candidateCount":1,"responseMimeType":"application/json","thinkingConfig":{"thinkingBudget":100}},"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}],"systemInstruction":{"parts":[{"text":"Be brief"}],"role":"user"},"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_weather"]}},"tools":[{"functionDeclarations":[{"description":"d","name":"get_weather","parameters":{"type":"OBJECT"}},{"name":"now"}]},{"googleSearch":{}},{"codeExecution":{}}],"labels":{"team":"x"}}`),
 			gemini.MethodGenerateContent, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief"}]},{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief"}]},{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash","cachedContent":"cachedContents/abc","maxOutputTokens":100,"stopSequences":["x"],"temperature":0.2,"topP":0.9,"topK":40,"candidateCount":1,"responseMimeType":"application/json","thinkingConfig":{"thinkingBudget":100},"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}],"toolConfig":{"mode":"ANY"},"tools":["get_weather","now","googleSearch","codeExecution"]}`,
 			"user", false, nil},
 		{"snake_case REST spelling", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent",
 			`{"system_instruction":{"parts":{"text":"Be brief"}},"contents":[{"role":"user","parts":[{"text":"x"}]}],"generation_config":{"max_output_tokens":10},"tool_config":{"function_calling_config":{"mode":"NONE"}},"tools":[{"function_declarations":[{"name":"f"}]},{"google_search":{}}]}`),
 			gemini.MethodGenerateContent, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":{"text":"Be brief"}},{"role":"user","parts":[{"text":"x"}]}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief"}]},{"role":"user","parts":[{"type":"text","content":"x"}]}]`,
 			`{"model":"gemini-2.0-flash","max_output_tokens":10,"toolConfig":{"mode":"NONE"},"tools":["f","google_search"]}`,
 			"user", false, nil},
 		{"function response is the tool", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.5-flash:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"Days until NYE?"}]},{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"now","response":{"result":"2025-10-26"}}}]}]}`),
 			gemini.MethodGenerateContent, "gemini-2.5-flash",
-			`[{"role":"user","parts":[{"text":"Days until NYE?"}]},{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"now","response":{"result":"2025-10-26"}}}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Days until NYE?"}]},{"role":"assistant","parts":[{"type":"tool_call","name":"now","arguments":{}}]},{"role":"tool","parts":[{"type":"tool_call_response","name":"now","content":"{\"result\":\"2025-10-26\"}"}]}]`,
 			`{"model":"gemini-2.5-flash"}`, "tool", false, nil},
 		{"model continuing", request("POST", "http://127.0.0.1/v1beta/models/m:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]}`),
-			gemini.MethodGenerateContent, "m", `[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]`,
+			gemini.MethodGenerateContent, "m", `[{"role":"user","parts":[{"type":"text","content":"a"}]},{"role":"assistant","parts":[{"type":"text","content":"b"}]}]`,
 			`{"model":"m"}`, "agent", false, nil},
 		{"not JSON", request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", `contents=hi`),
 			gemini.MethodGenerateContent, "m", `[]`, `{"model":"m"}`, "", false, nil},
 		{"no body", request("POST", "http://127.0.0.1/v1beta/models/m:countTokens", ``),
 			gemini.MethodCountTokens, "m", `[]`, `{"model":"m"}`, "", false, nil},
 		{"model needing escapes", request("POST", `http://127.0.0.1/v1beta/models/a%22b%5C:generateContent`, hello),
-			gemini.MethodGenerateContent, `a"b\`, `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"a\"b\\"}`, "user", false, nil},
+			gemini.MethodGenerateContent, `a"b\`, `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"a\"b\\"}`, "user", false, nil},
 		{"cut by the recorder", &providers.Request{Method: "POST", URL: &url.URL{Path: "/v1beta/models/m:generateContent"}, Body: []byte(`{"contents":[`), BodyTruncated: true},
 			gemini.MethodGenerateContent, "m", `[]`, `{}`, "", false, []string{"args", "kwargs"}},
 	}
@@ -167,14 +167,14 @@ func TestInlineDataIsElided(t *testing.T) {
 	body := `{"contents":[{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"mimeType":"image/png","data":"` + img + `"}}]}]}`
 	call, ok := gemini.Provider{}.ParseRequest(request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent", body))
 	require.True(t, ok)
-	assert.JSONEq(t, `[{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"mimeType":"image/png","data":"[base64 elided: 2400 bytes]"}}]}]`, string(call.Args))
-	assert.Nil(t, call.Truncated, "elision is marked in place, not a cut")
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"What is this?"},{"type":"media","mime_type":"image/png","size":2400}]}]`, string(call.Args))
+	assert.Nil(t, call.Truncated, "media is kept as a reference, its size, not a cut")
 	assert.Equal(t, record.SpeakerUser, call.Speaker)
 
 	// A system instruction's inline data too.
 	body = `{"systemInstruction":{"parts":[{"inlineData":{"mimeType":"application/pdf","data":"` + img + `"}}]},"contents":[]}`
 	call, _ = gemini.Provider{}.ParseRequest(request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", body))
-	assert.JSONEq(t, `[{"systemInstruction":true,"role":"system","parts":[{"inlineData":{"mimeType":"application/pdf","data":"[base64 elided: 2400 bytes]"}}]}]`, string(call.Args))
+	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"media","mime_type":"application/pdf","size":2400}]}]`, string(call.Args))
 }
 
 func TestHugeContentsKeepTheLatestTurns(t *testing.T) {

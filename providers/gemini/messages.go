@@ -34,6 +34,10 @@ func content(v gjson.Result, b *convert.Builder) record.Message {
 			case "role":
 				role = convert.Role(v.String())
 			case "parts":
+				if v.IsObject() { // one part, not in a list: read as the API reads it
+					part(v, b)
+					break
+				}
 				v.ForEach(func(_, p gjson.Result) bool {
 					part(p, b)
 					return true

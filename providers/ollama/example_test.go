@@ -28,7 +28,7 @@ func Example() {
 	fmt.Println("input", res.Usage.InputTokens, "output", res.Usage.OutputTokens, "total", res.Usage.TotalTokens)
 	// Output:
 	// ollama.chat llama3.2 user true
-	// [{"role":"user","content":"Why is the sky blue?"}]
+	// [{"role":"user","parts":[{"type":"text","content":"Why is the sky blue?"}]}]
 	// {"model":"llama3.2","options":{"temperature":0}}
 	// Rayleigh scattering. stop true
 	// input 26 output 4 total 30
