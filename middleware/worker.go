@@ -352,14 +352,27 @@ func (a *attempt) keepOutput(rec *record.Record, res *providers.Result) {
 const maxOutputParts = 128
 
 // boundedMessage returns a copy of m as a record keeps it: at most
-// maxOutputParts parts, its texts and arguments redacted and maxOutput
-// bytes in all, ids, names, types and references at most maxMessage bytes
-// each; cut reports that something was left out.
+// maxOutputParts parts; of each kind of what the model said (text,
+// reasoning, refusals, tool results, and tool calls' arguments with data
+// kept as sent) at most maxOutput bytes, redacted; ids, names, types and
+// references at most maxMessage bytes each. cut reports that something
+// was left out.
 func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 	n := min(len(m.Parts), maxOutputParts)
 	cut := n < len(m.Parts)
 	out := &record.Message{Role: m.Role, Parts: make([]record.Part, n)}
-	room := maxOutput
+	var room [5]int // bytes used, by kind: text, reasoning, refusal, tool result, JSON
+	kind := func(typ string) *int {
+		switch typ {
+		case record.PartText:
+			return &room[0]
+		case record.PartReasoning:
+			return &room[1]
+		case record.PartRefusal:
+			return &room[2]
+		}
+		return &room[3]
+	}
 	short := func(s string) string {
 		s, over := clip(s, maxMessage)
 		cut = cut || over
@@ -370,24 +383,32 @@ func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 		q.Type, q.ID, q.Name, q.MIMEType, q.URI = short(p.Type), short(p.ID), short(p.Name), short(p.MIMEType), short(a.redactString(p.URI))
 		q.Size, q.IsError = p.Size, p.IsError
 		if p.Content != "" {
-			s, over := clip(a.redactString(p.Content), room)
+			used := kind(p.Type)
+			s, over := clip(a.redactString(p.Content), maxOutput-*used)
 			q.Content, cut = strings.Clone(s), cut || over
-			room -= len(q.Content)
+			*used += len(q.Content)
 		}
 		for _, raw := range []struct{ from, to *json.RawMessage }{{&p.Arguments, &q.Arguments}, {&p.Data, &q.Data}} {
 			if len(*raw.from) == 0 {
 				continue
 			}
 			b := []byte(a.redactString(string(*raw.from)))
-			if len(b) > room {
-				// Cut JSON is JSON no more: the text, as a string, cut.
-				s, _ := clip(string(b), room)
-				b, cut = record.AppendCanonicalJSON(nil, []byte(s)), true
+			if left := maxOutput - room[4]; len(b) > left {
+				// Cut JSON is JSON no more: the text, as a string, cut
+				// until its quoted form fits.
+				text := string(b)
+				for len(b) > left && text != "" {
+					text, _ = clip(text, max(len(text)-(len(b)-left), 0))
+					b = record.AppendCanonicalJSON(nil, []byte(text))
+				}
+				if len(b) > left {
+					b = nil
+				}
+				cut = true
 			}
 			*raw.to = b
-			room -= len(b)
+			room[4] += len(b)
 		}
-		room = max(room, 0)
 	}
 	return out, cut
 }

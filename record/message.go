@@ -277,6 +277,18 @@ func (p *Part) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// CanonicalArguments returns a tool call's arguments (raw JSON: an object,
+// or a string holding one as OpenAI sends them) in the form
+// [Message.AppendJSON] writes them, which decoding gives back: canonical
+// JSON, a string that holds a JSON object or array read as that object or
+// array. Empty raw gives nil.
+func CanonicalArguments(raw []byte) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	return appendArguments(nil, raw)
+}
+
 // appendArguments writes a tool call's arguments canonically, a string
 // that holds a JSON object or array as that object or array.
 func appendArguments(dst, raw []byte) []byte {
@@ -293,14 +305,15 @@ func appendArguments(dst, raw []byte) []byte {
 
 // ArgumentsJSON returns a tool call's arguments as the model wrote them,
 // text that is usually JSON, as [Part].Arguments: the JSON itself when
-// it is JSON, else a JSON string holding it.
+// it is JSON, else a JSON string holding it; canonical, as
+// [CanonicalArguments] gives them.
 func ArgumentsJSON(text string) json.RawMessage {
 	t := strings.TrimSpace(text)
 	if t == "" {
 		return nil
 	}
 	if json.Valid([]byte(t)) {
-		return json.RawMessage(t)
+		return appendArguments(nil, []byte(t))
 	}
 	return appendString(nil, text)
 }

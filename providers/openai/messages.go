@@ -111,9 +111,9 @@ func chatMessage(v gjson.Result, m *record.Message) {
 		return
 	}
 	switch {
-	case reasoningContent.Type == gjson.String:
+	case reasoningContent.Type == gjson.String && reasoningContent.Str != "":
 		m.Parts = convert.Reasoning(m.Parts, reasoningContent.String())
-	case reasoning.Type == gjson.String:
+	case reasoning.Type == gjson.String && reasoning.Str != "":
 		m.Parts = convert.Reasoning(m.Parts, reasoning.String())
 	}
 	m.Parts = contentParts(m.Parts, content)

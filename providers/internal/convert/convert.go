@@ -40,8 +40,12 @@ func Role(role string) string {
 // Text appends a text part to parts, run together with a text part just
 // before it: a stream sends text a fragment at a time, a response may
 // split it into blocks, and an SDK may send it back whole or in blocks.
-// One run of text is one part.
+// One run of text is one part; empty text is none ("content": "" beside
+// tool calls).
 func Text(parts []record.Part, s string) []record.Part {
+	if s == "" {
+		return parts
+	}
 	return run(parts, record.PartText, s)
 }
 
@@ -103,17 +107,20 @@ func inlineSize(data string) int {
 }
 
 // Other keeps a part the model has no type for, as the provider sent it
-// (raw JSON), under the provider's name of it.
+// (raw JSON), under the provider's name of it: canonical, as the model
+// encodes it, so that a message read from a request and the same one
+// read from a response are equal values, not only equal bytes.
 func Other(name, raw string) record.Part {
-	return record.Part{Type: record.PartOther, Name: name, Data: json.RawMessage(raw)}
+	return record.Part{Type: record.PartOther, Name: name, Data: record.AppendCanonicalJSON(nil, []byte(raw))}
 }
 
 // Call is a tool call part; args are the raw JSON of the arguments (an
-// object, or a string holding them as OpenAI sends them).
+// object, or a string holding them as OpenAI sends them), kept canonical
+// (record.CanonicalArguments).
 func Call(id, name, args string) record.Part {
 	p := record.Part{Type: record.PartToolCall, ID: id, Name: name}
 	if args != "" && args != "null" {
-		p.Arguments = json.RawMessage(args)
+		p.Arguments = record.CanonicalArguments([]byte(args))
 	}
 	return p
 }
@@ -238,8 +245,12 @@ func (b *Builder) Lend(scratch *[]byte) {
 	}
 }
 
-// Text adds text to the answer.
-func (b *Builder) Text(s string) { b.run(record.PartText, s) }
+// Text adds text to the answer; empty text adds nothing, as [Text].
+func (b *Builder) Text(s string) {
+	if s != "" {
+		b.run(record.PartText, s)
+	}
+}
 
 // Reasoning adds reasoning to the answer.
 func (b *Builder) Reasoning(s string) { b.run(record.PartReasoning, s) }
