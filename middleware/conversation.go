@@ -278,8 +278,8 @@ func mix(seed maphash.Seed, a, b uint64) uint64 {
 }
 
 // messageGroup is one message of a conversation, as compared:
-// consecutive messages of the assistant are one (a provider may send an
-// answer back in pieces).
+// consecutive messages of the assistant are one (an SDK may send an
+// answer back in pieces: genai's chat keeps a stream's chunks apart).
 type messageGroup struct {
 	hash      uint64
 	assistant bool
@@ -296,16 +296,24 @@ func (c *conversations) messageHashes(args []byte) (groups []messageGroup, talk 
 	if len(args) == 0 {
 		return nil, false
 	}
-	var pending []uint64 // the hashes of consecutive assistant messages not yet grouped
+	var pending [][]byte // consecutive assistant messages not yet grouped
+	var first canonEntry // the first of them
 	flush := func() {
-		if len(pending) > 0 {
-			h := pending[0]
-			for _, p := range pending[1:] {
-				h = mix(c.seed, h, p)
+		switch {
+		case len(pending) == 1:
+			groups = append(groups, messageGroup{hash: first.hash, assistant: true})
+		case len(pending) > 1:
+			// One turn in several messages (genai's chat keeps a stream's
+			// chunks apart): hashed as the one message it is.
+			var m record.Message
+			for _, el := range pending {
+				one := record.MessageOf(el)
+				m.Role, m.Parts = one.Role, append(m.Parts, one.Parts...)
 			}
+			h, _ := c.messageHash(&m)
 			groups = append(groups, messageGroup{hash: h, assistant: true})
-			pending = pending[:0]
 		}
+		pending = pending[:0]
 	}
 	record.EachElement(args, func(el []byte) bool {
 		e := c.canonical(el)
@@ -313,7 +321,10 @@ func (c *conversations) messageHashes(args []byte) (groups []messageGroup, talk 
 		switch {
 		case e.skip:
 		case e.assistant:
-			pending = append(pending, e.hash)
+			if len(pending) == 0 {
+				first = e
+			}
+			pending = append(pending, el)
 		default:
 			flush()
 			if e.hash != 0 {

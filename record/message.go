@@ -257,9 +257,9 @@ func (p *Part) appendJSON(dst []byte) []byte {
 	dst = appendOptString(dst, `,"id":`, p.ID)
 	dst = appendOptString(dst, `,"name":`, p.Name)
 	dst = appendOptString(dst, `,"content":`, p.Content)
-	if len(bytes.TrimSpace(p.Arguments)) > 0 {
+	if args := CanonicalArguments(p.Arguments); args != nil {
 		dst = append(dst, `,"arguments":`...)
-		dst = appendArguments(dst, p.Arguments)
+		dst = append(dst, args...)
 	}
 	dst = appendOptString(dst, `,"mime_type":`, p.MIMEType)
 	dst = appendOptString(dst, `,"uri":`, p.URI)
@@ -281,12 +281,18 @@ func (p *Part) appendJSON(dst []byte) []byte {
 // or a string holding one as OpenAI sends them) in the form
 // [Message.AppendJSON] writes them, which decoding gives back: canonical
 // JSON, a string that holds a JSON object or array read as that object or
-// array. Empty raw gives nil.
+// array. No arguments, an empty object and null are one thing, none: nil
+// (genai sends back a call's empty arguments as no arguments).
 func CanonicalArguments(raw []byte) json.RawMessage {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	return appendArguments(nil, raw)
+	out := appendArguments(nil, raw)
+	switch string(out) {
+	case "{}", "null", `""`:
+		return nil
+	}
+	return out
 }
 
 // appendArguments writes a tool call's arguments canonically, a string
@@ -313,18 +319,18 @@ func ArgumentsJSON(text string) json.RawMessage {
 		return nil
 	}
 	if json.Valid([]byte(t)) {
-		return appendArguments(nil, []byte(t))
+		return CanonicalArguments([]byte(t))
 	}
 	return appendString(nil, text)
 }
 
 // ArgumentsText returns a tool call's arguments as text: the JSON, or
-// the string when they are a JSON string.
+// the string when they are a JSON string; "{}" when there are none.
 func (p *Part) ArgumentsText() string {
-	if len(bytes.TrimSpace(p.Arguments)) == 0 {
-		return ""
+	raw := CanonicalArguments(p.Arguments)
+	if raw == nil {
+		return "{}"
 	}
-	raw := appendArguments(nil, p.Arguments)
 	if raw[0] == '"' {
 		s, _ := String(raw)
 		return s
@@ -482,7 +488,7 @@ func (p *Part) decode(b []byte) error {
 		case "uri":
 			return str(&p.URI, "uri", v)
 		case "arguments": // in the form AppendJSON writes, as every other member
-			p.Arguments = appendArguments(nil, v)
+			p.Arguments = CanonicalArguments(v)
 		case "data":
 			p.Data = AppendCanonicalJSON(nil, v)
 		case "size":

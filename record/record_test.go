@@ -48,7 +48,7 @@ func fullRecord() record.Record {
 			{Type: record.PartReasoning, Content: "The user wants the last three turns: slice, then map."},
 			{Type: record.PartText, Content: "Here is the code:\n\n```ruby\ncontext[:conversation_history].last(3).map { |r| r[:outcome_summary] }\n```"},
 			{Type: record.PartToolCall, ID: "call_4XzlGBLtUe9dy3GVNV4jhq7h", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
-			{Type: record.PartToolCall, Name: "now", Arguments: json.RawMessage("{}")},
+			{Type: record.PartToolCall, Name: "now"},
 			{Type: record.PartToolResult, ID: "srvtoolu_01", Name: "code_execution", Content: "exit 1", IsError: true},
 			{Type: record.PartMedia, MIMEType: "image/png", Size: 48213},
 			{Type: record.PartMedia, MIMEType: "application/pdf", URI: "file-9a8b7c", Name: "report.pdf"},

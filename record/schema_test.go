@@ -119,7 +119,7 @@ func TestSchemaEncoder(t *testing.T) {
 	got, _ = keys(t, vals["output_message"])
 	assert.Equal(t, names(msg, all), got, "output_message")
 	every := record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartOther, ID: "i", Name: "n", Content: "c",
-		Arguments: json.RawMessage(`{}`), MIMEType: "m", URI: "u", Size: 1, IsError: true, Data: json.RawMessage(`[]`)}}}
+		Arguments: json.RawMessage(`{"a":1}`), MIMEType: "m", URI: "u", Size: 1, IsError: true, Data: json.RawMessage(`[]`)}}}
 	var parts []json.RawMessage
 	require.NoError(t, json.Unmarshal(every.AppendJSON(nil), &struct{ Parts *[]json.RawMessage }{&parts}))
 	got, _ = keys(t, parts[0])

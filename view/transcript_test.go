@@ -190,7 +190,7 @@ func TestTranscriptBedrock(t *testing.T) {
 	tcs := buildTranscript(calls(args), 0, 0, 1)
 	assert.Equal(t, []string{
 		"user: text Hi | media image/png inline, 900 bytes of data, not kept",
-		"assistant: thinking Greet. | call wave#tu1({}) -> waved",
+		"assistant: thinking Greet. | call wave#tu1() -> waved",
 		"[call a]",
 	}, describe(tcs))
 	require.True(t, tcs[0].New[1].Parts[1].Result.IsError)

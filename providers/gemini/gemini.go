@@ -168,9 +168,23 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		m.Role = record.RoleSystem
 		args.Add(&m)
 	}
+	// Consecutive contents of the model are one turn: genai's chat keeps
+	// each chunk of a streamed answer as a content of its own.
+	var turn record.Message
+	pending := false
 	for _, t := range p.turns {
-		m := content(wire.Parse(elide(t.Raw)), &b)
-		args.Add(&m)
+		v := wire.Parse(elide(t.Raw))
+		if pending && turn.Role == record.RoleAssistant && v.Get("role").String() == "model" {
+			turn = more(v, &b)
+			continue
+		}
+		if pending {
+			args.Add(&turn)
+		}
+		turn, pending = content(v, &b), true
+	}
+	if pending {
+		args.Add(&turn)
 	}
 	var cut bool
 	call.Args, cut = args.JSON(req)

@@ -101,7 +101,7 @@ func TestParseRequest(t *testing.T) {
 		{"function response is the tool", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.5-flash:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"Days until NYE?"}]},{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"now","response":{"result":"2025-10-26"}}}]}]}`),
 			gemini.MethodGenerateContent, "gemini-2.5-flash",
-			`[{"role":"user","parts":[{"type":"text","content":"Days until NYE?"}]},{"role":"assistant","parts":[{"type":"tool_call","name":"now","arguments":{}}]},{"role":"tool","parts":[{"type":"tool_call_response","name":"now","content":"{\"result\":\"2025-10-26\"}"}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Days until NYE?"}]},{"role":"assistant","parts":[{"type":"tool_call","name":"now"}]},{"role":"tool","parts":[{"type":"tool_call_response","name":"now","content":"{\"result\":\"2025-10-26\"}"}]}]`,
 			`{"model":"gemini-2.5-flash"}`, "tool", false, nil},
 		{"model continuing", request("POST", "http://127.0.0.1/v1beta/models/m:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]}`),

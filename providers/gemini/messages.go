@@ -24,6 +24,13 @@ func Content(raw []byte) record.Message {
 // whose parts are b's until b is reset.
 func content(v gjson.Result, b *convert.Builder) record.Message {
 	b.Reset()
+	return more(v, b)
+}
+
+// more reads a content into b after what b holds: the model's turn that
+// an SDK keeps in several contents (genai's chat keeps each chunk of a
+// stream as one), read as the one message it is.
+func more(v gjson.Result, b *convert.Builder) record.Message {
 	role := record.RoleUser
 	switch {
 	case v.Type == gjson.String: // a bare string: what the SDKs send as one text part

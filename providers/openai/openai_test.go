@@ -67,7 +67,7 @@ func TestParseRequest(t *testing.T) {
 		{"chat with tools, stream, format", request("POST", "https://api.openai.com/v1/chat/completions",
 			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"w?"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"tools":[{"type":"function","function":{"name":"get_weather","description":"long","parameters":{"type":"object"}}},{"type":"function","function":{"name":"search"}}],"tool_choice":"auto","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}},"reasoning_effort":"low"}`),
 			openai.MethodChat, "gpt-4o",
-			`[` + text("user", "w?") + `,{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather","arguments":{}}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","content":"sunny"}]}]`,
+			`[` + text("user", "w?") + `,{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather"}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","content":"sunny"}]}]`,
 			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"tools":["get_weather","search"],"tool_choice":"auto","response_format":"json_schema","reasoning_effort":"low"}`,
 			"tool", true, nil},
 		{"assistant continuation", request("POST", "https://api.openai.com/v1/chat/completions",

@@ -231,8 +231,11 @@ func (a *Args) JSON(req *providers.Request) (json.RawMessage, bool) {
 type Builder struct {
 	parts []record.Part
 	buf   []byte // the runs' text, one after the other
-	start int    // where the open run begins in buf; -1 when none is open
+	start int    // where the open run begins in buf
 	open  bool
+	// closedAt is where the last run closed, 0 when another part came
+	// after it: a run is continued only when nothing came between.
+	closedAt int
 }
 
 // Lend has the builder write its runs into the buffer scratch lends
@@ -256,19 +259,23 @@ func (b *Builder) Text(s string) {
 func (b *Builder) Reasoning(s string) { b.run(record.PartReasoning, s) }
 
 func (b *Builder) run(typ, s string) {
-	if b.open && b.parts[len(b.parts)-1].Type == typ {
+	if n := len(b.parts); n > 0 && b.parts[n-1].Type == typ && (b.open || b.closedAt == len(b.buf) && b.closedAt > 0) {
+		// The open run, or the last one, closed by Message with nothing
+		// written after it: more of the same turn continues it.
+		b.open = true
 		b.buf = wire.Append(b.buf, s)
 		return
 	}
 	b.close()
 	b.parts = append(b.parts, record.Part{Type: typ})
-	b.open, b.start = true, len(b.buf)
+	b.open, b.start, b.closedAt = true, len(b.buf), 0
 	b.buf = wire.Append(b.buf, s)
 }
 
 // Add adds a part of another type.
 func (b *Builder) Add(p record.Part) {
 	b.close()
+	b.closedAt = 0
 	b.parts = append(b.parts, p)
 }
 
@@ -276,7 +283,7 @@ func (b *Builder) close() {
 	if !b.open {
 		return
 	}
-	b.open = false
+	b.open, b.closedAt = false, len(b.buf)
 	// A view of the buffer: a later run is written after it, or into a
 	// new array when the buffer grows, never over it.
 	b.parts[len(b.parts)-1].Content = wire.Own(b.buf[b.start:len(b.buf):len(b.buf)])
@@ -302,5 +309,5 @@ func (b *Builder) Message(scratch *[]byte) record.Message {
 // Reset empties the builder for the next message, keeping its buffers:
 // the parts of the last one must be used (encoded) before.
 func (b *Builder) Reset() {
-	b.parts, b.buf, b.open = b.parts[:0], b.buf[:0], false
+	b.parts, b.buf, b.open, b.closedAt = b.parts[:0], b.buf[:0], false, 0
 }

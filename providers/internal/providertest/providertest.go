@@ -1,9 +1,13 @@
 // Package providertest holds what the built-in providers' tests share in
 // reading what a provider made of a body: the answer's tool calls and
-// refusal, as their tests compare them.
+// refusal, as their tests compare them, and the check that an answer and
+// the copy of it the next request sends back are one message
+// ([SentBack]).
 package providertest
 
 import (
+	"strconv"
+
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -30,4 +34,35 @@ func Refusal(m record.Message) string {
 		}
 	}
 	return s
+}
+
+// SentBack checks the one meaning of a message across a turn: the answer
+// first's record kept, converted into the message model from the
+// response, is the same message, byte for byte, as the element of
+// second's args that the caller sent it back as (the one right after
+// first's own messages). It returns what differs, "" when nothing does.
+func SentBack(first, second record.Record) string {
+	if first.Output == nil {
+		return "the first record kept no answer"
+	}
+	n := len(record.Messages(first.Args))
+	msgs := record.Messages(second.Args)
+	if len(msgs) <= n {
+		return "the second call sent " + strconv.Itoa(len(msgs)) + " messages, not more than the first's " + strconv.Itoa(n)
+	}
+	var got []byte
+	i := 0
+	record.EachValidElement(second.Args, func(el []byte) bool {
+		if i == n {
+			got = el
+			return false
+		}
+		i++
+		return true
+	})
+	want := first.Output.AppendJSON(nil)
+	if string(got) != string(want) {
+		return "the answer kept:\n  " + string(want) + "\nthe message sent back:\n  " + string(got)
+	}
+	return ""
 }
