@@ -73,4 +73,3 @@ func TestAnswerSentBack(t *testing.T) {
 		})
 	}
 }
-
