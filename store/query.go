@@ -194,8 +194,9 @@ type Query struct {
 	// Cursor continues from the page whose [Page].Next it is; "" starts
 	// with the newest record.
 	Cursor string
-	// NoArgs leaves Args empty ("[]"): for a list, which needs no
-	// transcripts, it saves reading them.
+	// NoArgs leaves Args empty ("[]") and Output nil: for a list, which
+	// needs no transcripts, it saves reading them (both are messages,
+	// kept apart from the records).
 	NoArgs bool
 }
 

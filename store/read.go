@@ -83,16 +83,19 @@ func (s *Store) readErr(err error) error {
 // together, for a reader that goes on to later records of their traces.
 type idMemo map[int64][]int64
 
-// assemble decodes rows into records, putting their args back together
-// when withArgs. memo, when not nil, carries the IDs of bases across
-// calls.
+// assemble decodes rows into records, putting their args back together,
+// and their answers, when withArgs (without, records come without either:
+// both are messages, kept apart). memo, when not nil, carries the IDs of
+// bases across calls.
 func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, memo idMemo) ([]record.Record, error) {
 	// Decompressing and decoding are most of a read: on every core.
 	recs := make([]record.Record, len(rows))
+	outs := make([]int64, len(rows)) // each record's answer, a message
 	errs := make([]error, len(rows))
 	parallel(len(rows), func(i int) {
 		doc, err := decodeDoc(rows[i].doc)
 		if err == nil {
+			doc, outs[i] = outputRef(doc)
 			recs[i], err = record.DecodeLine(doc)
 		}
 		if err != nil {
@@ -126,6 +129,9 @@ func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, mem
 		for _, id := range ids {
 			need[id] = true
 		}
+		if outs[i] != 0 {
+			need[outs[i]] = true
+		}
 	}
 	bodies, err := s.messageBodies(ctx, need)
 	if err != nil {
@@ -147,6 +153,13 @@ func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, mem
 		}
 		buf.WriteByte(']')
 		recs[i].Args = bytes.Clone(buf.Bytes())
+		if id := outs[i]; id != 0 {
+			var out record.Message
+			if err := out.UnmarshalJSON(bodies[id]); err != nil {
+				return nil, fmt.Errorf("store: %s: the answer of record %s (message %d): %w", s.url, recs[i].CallID, id, err)
+			}
+			recs[i].Output = &out
+		}
 	}
 	return recs, nil
 }

@@ -111,7 +111,11 @@ type prep struct {
 	tail  []*message  // the elements after them
 	entry *traceEntry // this record, as the next of its trace will see it
 	text  []byte
-	doc   []byte // its JSON without args
+	doc   []byte // its JSON without args (and without its answer), stored
+	// out is the record's answer (Output), kept as a message as args'
+	// are: it is the message the next call of its conversation sends
+	// back, so the two are one row. The doc names it (withOutputRef).
+	out *message
 }
 
 // message is one element of args being written, by content.
@@ -143,8 +147,14 @@ func prepare(r record.Record, now time.Time) *prep {
 		return true
 	})
 	doc := r
-	doc.Args = nil // kept as references
-	p.doc = encodeDoc(doc.AppendJSON(make([]byte, 0, 512)))
+	doc.Args, doc.Output = nil, nil // kept as references
+	p.doc = doc.AppendJSON(make([]byte, 0, 512))
+	if r.Output != nil {
+		body := r.Output.AppendJSON(nil)
+		p.out = &message{hash: contentKey(p.sec, body), body: body}
+	} else {
+		p.doc = encodeDoc(p.doc) // else once its answer's ID is known
+	}
 	return p
 }
 
@@ -411,14 +421,20 @@ func contentKey(sec int64, b []byte) [16]byte {
 func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
 	byHash := map[[16]byte]*message{}
 	var order []*message
+	one := func(m *message) *message {
+		if seen, ok := byHash[m.hash]; ok {
+			return seen
+		}
+		byHash[m.hash] = m
+		order = append(order, m)
+		return m
+	}
 	for _, p := range ps {
 		for i, m := range p.tail {
-			if seen, ok := byHash[m.hash]; ok {
-				p.tail[i] = seen
-				continue
-			}
-			byHash[m.hash] = m
-			order = append(order, m)
+			p.tail[i] = one(m)
+		}
+		if p.out != nil {
+			p.out = one(p.out)
 		}
 	}
 	// Sorted by hash, so that replicas inserting the same messages take
@@ -668,6 +684,11 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		ps = kept
 	}
 	// record_docs
+	parallel(len(ps), func(i int) {
+		if p := ps[i]; p.out != nil {
+			p.doc = encodeDoc(withOutputRef(p.doc, p.out.id))
+		}
+	})
 	rows = rows[:0]
 	for _, p := range ps {
 		var base any

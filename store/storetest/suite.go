@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReadOnly", testReadOnly},
 		{"ThroughTheRecorder", testThroughRecorder},
 		{"Records", testRecords},
+		{"AnswerKeptOnce", testAnswerKeptOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h.NewURL(t)) })
@@ -806,5 +807,42 @@ func testRecords(t *testing.T, url string) {
 	assert.Equal(t, 10, n)
 	for range s.Records(ctx, store.Filter{}, store.ReadOptions{}) {
 		break // stopping early is fine
+	}
+}
+
+// A record's answer is kept as a message, the one the next call of its
+// conversation sends back: both records read back whole, and the store
+// holds the answer once; a list without args leaves it out.
+func testAnswerKeptOnce(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	q := record.TextMessage(record.RoleUser, "Where is order 7?")
+	a := record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+		{Type: record.PartReasoning, Content: "Look it up."},
+		{Type: record.PartToolCall, ID: "call_1", Name: "lookup", Arguments: json.RawMessage(`{"id":7}`)}}}
+	result := record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartToolResult, ID: "call_1", Content: "shipped"}}}
+	done := record.TextMessage(record.RoleAssistant, "It has shipped.")
+	mk := func(id string, out *record.Message, msgs ...record.Message) record.Record {
+		return record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
+			Args: record.AppendMessages(nil, msgs), Outcome: record.Success("chat.completion"), TraceID: "t-answer", Output: out}
+	}
+	recs := []record.Record{mk("ans-1", &a, q), mk("ans-2", &done, q, a, result)}
+	_, err := s.Write(ctx, recs[:1])
+	require.NoError(t, err)
+	_, err = s.Write(ctx, recs[1:]) // another batch: the answer is found in the database
+	require.NoError(t, err)
+	for _, want := range recs {
+		got, err := s.Get(ctx, want.CallID)
+		require.NoError(t, err)
+		assertSame(t, want, got)
+	}
+	d, err := s.Describe(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), d.Messages, "the question, the answer (kept once), the tool's result, the last answer")
+	page, err := s.Query(ctx, store.Query{Filter: store.Filter{TraceID: "t-answer"}, NoArgs: true})
+	require.NoError(t, err)
+	require.Len(t, page.Records, 2)
+	for _, r := range page.Records {
+		assert.Nil(t, r.Output, "NoArgs: no transcripts")
 	}
 }
