@@ -144,11 +144,12 @@ var providerNames = map[string]string{
 }
 
 // provider returns the gen_ai.provider.name of a record's method, which
-// the conventions require: the well-known name of the provider that
-// recognized the call, a provider of your own's name (the method's first
-// segment), or ProviderOther for an endpoint nobody recognized.
+// the conventions require: the well-known name of the record's provider
+// (record.ProviderOf), a provider of your own's name, or ProviderOther for
+// an endpoint nobody recognized (the generic provider's http) and a
+// method that names no provider.
 func provider(method string) string {
-	name, _, _ := strings.Cut(method, ".")
+	name := record.ProviderOf(method)
 	if known, ok := providerNames[name]; ok {
 		return known
 	}
@@ -392,11 +393,8 @@ func errorType(r *record.Record) string {
 	if r.Outcome.OK {
 		return ""
 	}
-	if r.Outcome.ErrorType != "" {
-		return r.Outcome.ErrorType
-	}
-	if r.ErrorType != "" {
-		return r.ErrorType
+	if t := r.FailureType(); t != "" {
+		return t
 	}
 	return semconv.ErrorTypeOther.Value.AsString()
 }
@@ -558,7 +556,7 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 func statusMessage(r *record.Record) string {
 	msg := r.ErrorMessage
 	if msg == "" {
-		msg = r.Outcome.ErrorType
+		msg = r.FailureType()
 	}
 	return middleware.Redact(msg)
 }

@@ -53,11 +53,7 @@ func (r *rollupRow) add(p *prep) {
 }
 
 func keyOf(p *prep) rollupKey {
-	errType := p.r.Outcome.ErrorType
-	if errType == "" {
-		errType = p.r.ErrorType
-	}
-	return rollupKey{hour: p.ts / hourMicros, model: p.r.Model, provider: p.provider, method: p.r.MethodName, errorType: errType, status: p.r.Outcome.Status}
+	return rollupKey{hour: p.ts / hourMicros, model: p.r.Model, provider: p.provider, method: p.r.MethodName, errorType: p.r.FailureType(), status: p.r.Outcome.Status}
 }
 
 const rollupColumns = `hour, model, provider, method, error_type, status, calls, errors, input_tokens, output_tokens, total_tokens, cost_usd, latency`

@@ -137,10 +137,7 @@ func prepare(r record.Record, now time.Time) *prep {
 	}
 	p.ts = t.UnixMicro()
 	p.sec = t.Unix()
-	p.provider, _, _ = strings.Cut(r.MethodName, ".")
-	if !strings.Contains(r.MethodName, ".") {
-		p.provider = ""
-	}
+	p.provider = r.Provider()
 	record.EachValidElement(r.Args, func(v []byte) bool {
 		p.elems = append(p.elems, v)
 		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
@@ -622,10 +619,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		if r.Cost != nil {
 			cost = r.Cost.USD
 		}
-		errType := r.Outcome.ErrorType
-		if errType == "" {
-			errType = r.ErrorType
-		}
+		errType := r.FailureType()
 		rows = append(rows, []any{p.seq, r.CallID, p.ts, null(r.TraceID), null(r.UserID), r.MethodName, p.provider,
 			null(r.Model), r.Outcome.Status, null(errType), nullFloat(r.DurationMS), cost, in, out, total})
 	}
