@@ -132,7 +132,7 @@ func (s *Store) Aggregate(ctx context.Context, q AggregateQuery) ([]Group, error
 	if s.dialect == PostgreSQL {
 		pct = `, coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY r.duration_ms), 0), coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY r.duration_ms), 0)`
 	}
-	query := `SELECT ` + keys + `count(*), sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END),
+	query := `SELECT ` + keys + `count(*), coalesce(sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END), 0),
 		coalesce(sum(r.input_tokens), 0), coalesce(sum(r.output_tokens), 0), coalesce(sum(r.total_tokens), 0),
 		coalesce(sum(r.cost_usd), 0)` + pct + from + groupBy
 	rows, err := s.r.QueryContext(ctx, s.q(query), args...)
