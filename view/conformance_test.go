@@ -233,7 +233,7 @@ func recordOf(c view.Call) string { return string(c.Record.AppendJSON(nil)) }
 func statsOf(s view.Stats) view.Stats {
 	s.CostUSD = usd(s.CostUSD)
 	s.Unpriced, s.UnpricedTokens, s.Retried = 0, 0, 0 // a store gap
-	if s.Bucket > 0 && s.Bucket <= time.Hour { // a store gap: the series by the hour
+	if s.Bucket > 0 && s.Bucket <= time.Hour {        // a store gap: the series by the hour
 		var hours []view.Bucket
 		for _, b := range s.Series {
 			h := b.Start.Truncate(time.Hour)
@@ -279,4 +279,3 @@ func summaryOf(c view.Conversation) view.Conversation {
 	c.Last, c.Retried, c.Unpriced = time.Time{}, 0, 0 // a store gap
 	return c
 }
-
