@@ -197,8 +197,10 @@ func declared(e any, params map[string]any) error {
 	}
 	name, _ := d["name"].(string)
 	if name == "" {
-		if typ, _ := d["type"].(string); typ != "" && typ != "function" {
-			return nil // a built-in tool (web_search, code_interpreter): no arguments to check
+		_, p1 := d["parameters"]
+		_, p2 := d["input_schema"]
+		if typ, _ := d["type"].(string); !p1 && !p2 && typ != "function" {
+			return nil // a built-in tool (web_search, googleSearch): no arguments to check
 		}
 		return fmt.Errorf("%w: a tool declaration has no name", ErrSchema)
 	}
