@@ -91,37 +91,71 @@ func IsScoreLine(line []byte) bool {
 	return err == nil
 }
 
+// ScoreReader reads a scores file one score at a time.
+type ScoreReader struct {
+	br   *bufio.Reader
+	line int
+	err  error // sticky: io.EOF or a read error
+}
+
+// NewScoreReader returns a reader of the scores file r.
+func NewScoreReader(r io.Reader) *ScoreReader {
+	return &ScoreReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Read returns the next score; io.EOF at the end of the input; for a line
+// that is not a score, a *[record.LineError] with its number, and the
+// next Read goes on past it. A torn last line (a crash in mid-write) is
+// skipped.
+func (sr *ScoreReader) Read() (Score, error) {
+	for sr.err == nil {
+		line, err := sr.br.ReadBytes('\n')
+		if err != nil {
+			sr.err = err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		sr.line++
+		sc, derr := DecodeScoreLine(line)
+		switch {
+		case derr == nil:
+			return sc, nil
+		case err != nil && bytes.TrimSpace(line)[0] == '{' && !json.Valid(line):
+			continue // torn: the writer was cut in mid-line
+		}
+		return Score{}, &record.LineError{Line: sr.line, Err: derr}
+	}
+	return Score{}, sr.err
+}
+
 // ReadScores reads every score of a scores file. A line that is not a
 // score is skipped and reported, with its number, as a *[record.LineError]
-// in the returned error, while every valid score is returned; a torn last
-// line (a crash in mid-write) is skipped without error. Scores come in the
-// order of the file, every line: [LatestScores] keeps one per target, name
-// and author, as a store does.
+// in the returned error (the first 20), while every valid score is
+// returned. Scores come in the order of the file, every line:
+// [LatestScores] keeps one per target, name and author, as a store does.
 func ReadScores(r io.Reader) ([]Score, error) {
 	var out []Score
 	var errs []error
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		last := err != nil
-		if len(bytes.TrimSpace(line)) > 0 {
-			sc, derr := DecodeScoreLine(line)
-			switch {
-			case derr == nil:
-				out = append(out, sc)
-			case last && line[0] == '{' && !json.Valid(line):
-				// torn: the writer was cut in mid-line
-			case len(errs) < 20:
-				errs = append(errs, &record.LineError{Line: n, Err: derr})
-			}
-		}
+	sr := NewScoreReader(r)
+	for {
+		sc, err := sr.Read()
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			errs = append(errs, err)
-			break
+		var le *record.LineError
+		switch {
+		case err == nil:
+			out = append(out, sc)
+			continue
+		case errors.As(err, &le):
+			if len(errs) < 20 {
+				errs = append(errs, err)
+			}
+			continue
 		}
+		errs = append(errs, err)
+		break
 	}
 	return out, errors.Join(errs...)
 }
