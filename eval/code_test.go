@@ -199,8 +199,8 @@ func TestToolArgs(t *testing.T) {
 		"openai chat":      `[{"type":"function","function":{"name":"get_weather","parameters":` + params + `}},{"type":"function","function":{"name":"now"}}]`,
 		"openai responses": `[{"type":"function","name":"get_weather","parameters":` + params + `},{"type":"function","name":"now"},{"type":"web_search"}]`,
 		"anthropic":        `[{"name":"get_weather","input_schema":` + params + `},{"name":"now","input_schema":{"type":"object"}}]`,
-		"gemini": `[{"functionDeclarations":[{"name":"get_weather","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING","nullable":true},"unit":{"type":"STRING","enum":["c","f"]}},"required":["city"]}},{"name":"now"}]},{"googleSearch":{}}]`,
-		"map": `{"get_weather":` + params + `,"now":{}}`,
+		"gemini":           `[{"functionDeclarations":[{"name":"get_weather","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING","nullable":true},"unit":{"type":"STRING","enum":["c","f"]}},"required":["city"]}},{"name":"now"}]},{"googleSearch":{}}]`,
+		"map":              `{"get_weather":` + params + `,"now":{}}`,
 	}
 	for form, tools := range forms {
 		t.Run(form, func(t *testing.T) {
@@ -245,7 +245,9 @@ func TestScoreSkipsEvaluationsAndRecoversPanics(t *testing.T) {
 	_, err := eval.Score(context.Background(), boom, eval.Subject{Records: []record.Record{call("x")}})
 	require.ErrorContains(t, err, "oops")
 
-	bad := eval.Check("bad", "1", func(*record.Record) (store.Value, string, bool) { return store.Number(1), strings.Repeat("x", store.MaxScoreComment+1), true })
+	bad := eval.Check("bad", "1", func(*record.Record) (store.Value, string, bool) {
+		return store.Number(1), strings.Repeat("x", store.MaxScoreComment+1), true
+	})
 	_, err = eval.Score(context.Background(), bad, eval.Subject{Records: []record.Record{call("x")}})
 	require.ErrorIs(t, err, store.ErrBadScore)
 

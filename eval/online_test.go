@@ -110,10 +110,10 @@ func TestOnlineJudgesASampleOffTheCallPath(t *testing.T) {
 // blocking is an evaluator that waits until released, counting how many
 // wait at once.
 type blocking struct {
-	release        chan struct{}
-	mu             sync.Mutex
-	active, peak   int
-	evaluated      int
+	release      chan struct{}
+	mu           sync.Mutex
+	active, peak int
+	evaluated    int
 }
 
 func (b *blocking) Info() eval.Info {
