@@ -109,7 +109,9 @@ func TestRunOverAStoreTwiceWritesOnce(t *testing.T) {
 	assert.Len(t, n, int(res.Scores))
 
 	// A new version of an evaluator scores again, beside the old.
-	v2 := eval.Check("json_valid", "2", func(r *record.Record) (store.Value, string, bool) { return store.Bool(json.Valid([]byte(r.Output))), "", true })
+	v2 := eval.Check("json_valid", "2", func(r *record.Record) (store.Value, string, bool) {
+		return store.Bool(json.Valid([]byte(r.Output))), "", true
+	})
 	res2, err := eval.Run(ctx, st, []eval.Evaluator{v2}, eval.RunOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, judged, res2.Scores)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/store"
+)
+
+// demoStore runs the offline demo in a fresh directory and returns its
+// history file and store URL.
+func demoStore(t *testing.T) (history, url string) {
+	t.Helper()
+	dir := t.TempDir()
+	history = filepath.Join(dir, "history.jsonl")
+	code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", history, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	return history, "sqlite:" + filepath.Join(dir, "history.db")
+}
+
+var evalSummary = regexp.MustCompile(`llmhistory eval: (\d+) calls? judged, (\d+) scores? written, (\d+) already there`)
+
+func TestEvalTheDemoStoreTwiceWritesOnce(t *testing.T) {
+	_, url := demoStore(t)
+	args := []string{"eval", url, "-json-valid", "-answer", "-max-latency", "5s", "-contains", "polite=please"}
+	code, stdout, stderr := runCmd(t, "", args...)
+	require.Equal(t, exitOK, code, stderr)
+	m := evalSummary.FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	assert.Equal(t, "13", m[1], "the demo's 13 calls")
+	assert.NotEqual(t, "0", m[2])
+	assert.Equal(t, "0", m[3])
+	written := m[2]
+
+	code, stdout, stderr = runCmd(t, "", args...)
+	require.Equal(t, exitOK, code, stderr)
+	m = evalSummary.FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	assert.Equal(t, "0", m[2], "run twice, written once")
+	assert.Equal(t, written, m[3])
+
+	s, err := store.OpenWith(context.Background(), url, store.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer s.Close()
+	all, err := s.Scores(context.Background(), store.ScoreQuery{})
+	require.NoError(t, err)
+	assert.Equal(t, written, itoa(len(all)))
+	answers, err := s.Scores(context.Background(), store.ScoreQuery{Name: "answer"})
+	require.NoError(t, err)
+	require.NotEmpty(t, answers)
+	for _, sc := range answers {
+		assert.Contains(t, []string{"answered", "empty", "refusal"}, sc.Value.Label())
+		assert.Equal(t, store.SourceCode, sc.Source)
+		assert.Equal(t, "answer@1", sc.Author)
+	}
+
+	// The scores select conversations in query.
+	code, stdout, stderr = runCmd(t, "", "query", url, "-traces", "-score", "answer=answered")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "maria")
+	code, _, stderr = runCmd(t, "", "query", url, "-score", "answer<refusal")
+	require.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "-score")
+}
+
+func TestEvalAFileAndImportItsScores(t *testing.T) {
+	history, _ := demoStore(t)
+	code, stdout, stderr := runCmd(t, "", "eval", history, "-json-valid", "-regex", "paris=(?i)paris")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "13 calls judged")
+	scores := store.ScoresPath(history)
+	assert.Contains(t, stderr, scores)
+	f, err := os.Open(scores)
+	require.NoError(t, err)
+	got, err := store.ReadScores(f)
+	f.Close()
+	require.NoError(t, err)
+	require.NotEmpty(t, got)
+
+	code, stdout, _ = runCmd(t, "", "eval", history, "-json-valid", "-regex", "paris=(?i)paris")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, " 0 scores written")
+
+	url := "sqlite:" + filepath.Join(t.TempDir(), "imported.db")
+	code, _, stderr = runCmd(t, "", "import", history, scores, "--into", url)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "scores")
+	s, err := store.OpenWith(context.Background(), url, store.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer s.Close()
+	back, err := s.Scores(context.Background(), store.ScoreQuery{})
+	require.NoError(t, err)
+	assert.Len(t, back, len(store.LatestScores(got)))
+}
+
+func TestEvalRulesAndBadFlags(t *testing.T) {
+	_, url := demoStore(t)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.WriteFile(rules, []byte(`{"filter": {"tags": ["support"]}, "evaluators": [{"type": "answer"}]}`), 0o600))
+	code, stdout, stderr := runCmd(t, "", "eval", url, "-rules", rules)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "3 calls judged", "the support conversations' calls")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", url}, "no evaluator"},
+		{[]string{"eval"}, "want one store URL"},
+		{[]string{"eval", url, "-regex", "x"}, "NAME=PATTERN"},
+		{[]string{"eval", url, "-regex", "x=("}, "-regex"},
+		{[]string{"eval", url, "-schema", "x=/nonexistent.json"}, "-schema"},
+		{[]string{"eval", url, "-json-valid", "-score", "x<"}, "-score"},
+		{[]string{"eval", "h.jsonl", "-json-valid", "-model", "m"}, "import h.jsonl first"},
+		{[]string{"eval", url, "-rules", filepath.Join(dir, "none.json")}, "-rules"},
+	} {
+		code, _, stderr := runCmd(t, "", tc.args...)
+		assert.Equal(t, exitUsage, code, strings.Join(tc.args, " "))
+		assert.Contains(t, stderr, tc.want, strings.Join(tc.args, " "))
+	}
+	code, stdout, _ = runCmd(t, "", "eval", "-h")
+	require.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(stdout, "usage: llmhistory eval"), stdout)
+}
+
+func itoa(n int) string { return strings.TrimSpace(group(int64(n))) }
