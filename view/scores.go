@@ -356,13 +356,14 @@ type pageScores struct {
 	Base     string
 }
 
-// scoreValue is a value as a page shows it: 👍 and 👎 for booleans.
+// scoreValue is a value as a page shows it: ✓ and ✗ for booleans (marks
+// every font has, where an emoji may show as a box).
 func scoreValue(v store.Value) string {
 	if v.Kind() == store.BoolValue {
 		if x, _ := v.Float(); x != 0 {
-			return "👍 true"
+			return "✓ true"
 		}
-		return "👎 false"
+		return "✗ false"
 	}
 	return v.String()
 }
