@@ -349,3 +349,42 @@ func progressLine(done, total int64, took time.Duration) string {
 	return fmt.Sprintf("eval [%s%s] %s/%s calls%s%s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
 		group(done), group(total), rate, eta)
 }
+
+// scoresOf reads the scores of the inputs of a report: a store's, or the
+// scores file beside each history file (none is no error).
+func scoresOf(ctx context.Context, inputs []string) ([]store.Score, error) {
+	var all []store.Score
+	for _, name := range inputs {
+		if name == "-" {
+			continue
+		}
+		if isStoreURL(name) {
+			s, err := openStoreReader(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			got, err := s.Scores(ctx, store.ScoreQuery{})
+			s.Close()
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, got...)
+			continue
+		}
+		f, err := os.Open(store.ScoresPath(name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		got, err := store.ReadScores(f)
+		f.Close()
+		var le *record.LineError
+		if err != nil && !errors.As(err, &le) {
+			return nil, fmt.Errorf("%s: %w", store.ScoresPath(name), err)
+		}
+		all = append(all, got...)
+	}
+	return all, nil
+}

@@ -132,3 +132,19 @@ func TestEvalRulesAndBadFlags(t *testing.T) {
 }
 
 func itoa(n int) string { return strings.TrimSpace(group(int64(n))) }
+
+func TestReportHasTheScores(t *testing.T) {
+	history, url := demoStore(t)
+	code, _, stderr := runCmd(t, "", "eval", url, "-answer")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := runCmd(t, "", "report", url, "-format", "markdown")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "## Scores")
+	assert.Regexp(t, `\| answer \| tag \| support \| \d+ \| answered \d+`, stdout)
+
+	code, _, stderr = runCmd(t, "", "eval", history, "-answer")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = runCmd(t, "", "report", history, "-format", "markdown")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `\| answer \| model \| [^|]+ \| \d+ \| answered \d+`, stdout, "from the scores file beside the history")
+}
