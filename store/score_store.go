@@ -85,6 +85,7 @@ func (s *Store) AddScores(ctx context.Context, scores []Score) (int, error) {
 		return 0, ErrClosed
 	}
 	now := time.Now()
+	scores = slices.Clone(scores) // the caller's are not changed
 	for i := range scores {
 		if scores[i].Time.IsZero() {
 			scores[i].Time = now
