@@ -141,6 +141,9 @@ func TestAnnotationNeedsTheTokenTheOriginAndTheFormToken(t *testing.T) {
 	assert.Contains(t, get("/c/conv-0"), "✓ true")
 	assert.Contains(t, get("/call/call-1"), "0.25")
 	assert.Regexp(t, `thumbs ✓ 1 ✗ 0`, get("/"))
+	overview := get("/overview")
+	assert.Contains(t, overview, `id="scores-overview"`, "a scores file aggregates too")
+	assert.Regexp(t, `(?s)<h3>helpfulness</h3>.*2026-11-23.*mean 0.25.*gpt-4o</span>`, overview, "call-1 is gpt-4o's, of the 23rd")
 }
 
 func TestReadOnlyWithoutAnnotate(t *testing.T) {

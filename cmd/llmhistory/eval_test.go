@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -147,4 +151,63 @@ func TestReportHasTheScores(t *testing.T) {
 	code, stdout, stderr = runCmd(t, "", "report", history, "-format", "markdown")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `\| answer \| model \| [^|]+ \| \d+ \| answered \d+`, stdout, "from the scores file beside the history")
+}
+
+// view -annotate prints an address with the launch's token; the browser
+// that opens it may annotate, and the score lands in the store, or in the
+// scores file beside a history.
+func TestViewAnnotate(t *testing.T) {
+	history, storeURL := demoStore(t)
+	for _, target := range []string{storeURL, history} {
+		t.Run(target[:6], func(t *testing.T) {
+			page, _, stop := startView(t, target, "-annotate", "-author", "ann", "-poll", "20ms")
+			require.Regexp(t, `^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$`, page)
+			base, _, _ := strings.Cut(page, "?")
+			jar, _ := cookiejar.New(nil)
+			c := &http.Client{Jar: jar}
+			resp, err := c.Get(page)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, base, resp.Request.URL.String(), "the token leaves the address")
+			trace := regexp.MustCompile(`data-key="([^"]+)"`).FindSubmatch(body)
+			require.NotNil(t, trace)
+			resp, err = c.Get(base + "c/" + string(trace[1]))
+			require.NoError(t, err)
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			tok := regexp.MustCompile(`name="form_token" value="([0-9a-f]+)"`).FindSubmatch(body)
+			require.NotNil(t, tok, "the form, for the browser that opened the address")
+			form := url.Values{"form_token": {string(tok[1])}, "trace_id": {string(trace[1])}, "name": {"thumbs"}, "thumb": {"up"}}
+			req, _ := http.NewRequest(http.MethodPost, base+"annotate", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", strings.TrimSuffix(base, "/"))
+			resp, err = c.Do(req)
+			require.NoError(t, err)
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			assert.Contains(t, string(body), "✓ true")
+			require.Equal(t, exitOK, stop())
+
+			var got []store.Score
+			if target == storeURL {
+				s, err := store.OpenWith(context.Background(), storeURL, store.Options{ReadOnly: true})
+				require.NoError(t, err)
+				got, err = s.Scores(context.Background(), store.ScoreQuery{Name: "thumbs"})
+				require.NoError(t, err)
+				s.Close()
+			} else {
+				f, err := os.Open(store.ScoresPath(history))
+				require.NoError(t, err)
+				got, err = store.ReadScores(f)
+				f.Close()
+				require.NoError(t, err)
+			}
+			require.Len(t, got, 1)
+			assert.Equal(t, string(trace[1]), got[0].TraceID)
+			assert.Equal(t, "ann", got[0].Author)
+			assert.Equal(t, store.SourceHuman, got[0].Source)
+		})
+	}
 }
