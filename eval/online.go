@@ -23,9 +23,6 @@ type OnlineOptions struct {
 	// Queue is how many picked calls may wait; default 1000. A call
 	// picked while it is full is dropped and counted, never waited for.
 	Queue int
-	// Budget bounds what the judges spend; nil sets no bound beyond their
-	// own. Give one: a judge's calls cost money.
-	Budget *Budget
 	// Logger receives failures, once per evaluator; default slog.Default().
 	Logger *slog.Logger
 }
@@ -48,7 +45,10 @@ type OnlineStats struct {
 // is never known to be over): run them with [Run].
 //
 // Records an evaluator made ([IsEvaluation]) are never judged, so a
-// judge whose client the same recorder wraps does not judge itself.
+// judge whose client the same recorder wraps does not judge itself. What
+// the judges spend is bounded by their own [Budget] (JudgeOptions.Budget):
+// give them one, as their calls cost money; once it is spent they fail
+// with [ErrBudget], logged once, and the code evaluators go on.
 type Online struct {
 	dst    ScoreSink
 	evs    []Evaluator
