@@ -59,6 +59,10 @@ type Online struct {
 	wg     sync.WaitGroup
 	mu     sync.RWMutex // guards closed against Append's send
 	closed bool
+	// pending counts the calls queued or being judged, for Flush.
+	pendingMu sync.Mutex
+	pending   int
+	idle      *sync.Cond
 	logged sync.Map // evaluator author → logged once
 
 	seen, sampled, dropped, scores, failed atomic.Uint64
@@ -82,6 +86,7 @@ func NewOnline(dst ScoreSink, evaluators []Evaluator, o OnlineOptions) *Online {
 		o.Logger = slog.Default()
 	}
 	on := &Online{dst: dst, o: o, queue: make(chan record.Record, o.Queue)}
+	on.idle = sync.NewCond(&on.pendingMu)
 	for _, e := range evaluators {
 		if info := e.Info(); !info.Conversation {
 			on.evs, on.infos = append(on.evs, e), append(on.infos, info)
@@ -123,10 +128,14 @@ func (on *Online) Append(_ context.Context, r record.Record) error {
 		on.dropped.Add(1)
 		return record.ErrClosed
 	}
+	on.pendingMu.Lock()
+	on.pending++
+	on.pendingMu.Unlock()
 	select {
 	case on.queue <- r:
 		return nil
 	default:
+		on.done()
 		on.dropped.Add(1)
 		return record.ErrQueueFull
 	}
@@ -153,7 +162,30 @@ func (on *Online) work() {
 				on.scores.Add(1)
 			}
 		}
+		on.done()
 	}
+}
+
+// done counts one queued call judged (or dropped).
+func (on *Online) done() {
+	on.pendingMu.Lock()
+	if on.pending--; on.pending == 0 {
+		on.idle.Broadcast()
+	}
+	on.pendingMu.Unlock()
+}
+
+// Flush waits until every call queued so far is judged and its scores
+// written. A recorder's Flush calls it: flush the recorder before closing
+// it, and the calls the last judgements made (a judge's, through the same
+// recorder) are recorded too.
+func (on *Online) Flush() error {
+	on.pendingMu.Lock()
+	for on.pending > 0 {
+		on.idle.Wait()
+	}
+	on.pendingMu.Unlock()
+	return nil
 }
 
 func (on *Online) logOnce(kind, msg string, err error) {
