@@ -63,7 +63,7 @@ type Online struct {
 	pendingMu sync.Mutex
 	pending   int
 	idle      *sync.Cond
-	logged sync.Map // evaluator author → logged once
+	logged    sync.Map // evaluator author → logged once
 
 	seen, sampled, dropped, scores, failed atomic.Uint64
 }
@@ -112,7 +112,14 @@ func sampled(callID string, cut uint64) bool {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(callID))
-	return h.Sum64() < cut
+	// FNV's high bits hardly move between IDs that differ in their last
+	// characters (ULIDs of one millisecond): mixed (splitmix64's
+	// finalizer), every bit depends on every byte.
+	x := h.Sum64()
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return x < cut
 }
 
 // Append picks the record or not, and queues it: it never waits.

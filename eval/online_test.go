@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -178,4 +179,22 @@ func TestOnlineIsBoundedAndNeverWaits(t *testing.T) {
 	require.NoError(t, o2.Append(context.Background(), call("x")))
 	require.NoError(t, o2.Close())
 	assert.Zero(t, o2.Stats().Scores)
+}
+
+// The sample is the fraction asked, over call IDs as the recorder makes
+// them (ULIDs, many within one millisecond).
+func TestOnlineSampleIsTheFractionAsked(t *testing.T) {
+	for _, frac := range []float64{0.01, 0.1, 0.25, 0.5} {
+		on := eval.NewOnline(&scoreList{}, nil, eval.OnlineOptions{Sample: frac, Queue: 100_000})
+		const n = 20_000
+		for range n {
+			r := call("x")
+			r.CallID = middleware.NewCallID()
+			require.NoError(t, on.Append(context.Background(), r))
+		}
+		require.NoError(t, on.Close())
+		// Five standard deviations of a binomial count.
+		sd := math.Sqrt(n * frac * (1 - frac))
+		assert.InDelta(t, n*frac, float64(on.Stats().Sampled), 5*sd, "fraction %v", frac)
+	}
 }
