@@ -10,6 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -160,39 +161,16 @@ func provider(method string) string {
 }
 
 // responseFinishReason is the finish reason of r's response on the
-// conventions' values (see finishReason). A response that called tools
+// conventions' values (see providers.FinishReason). A response that called tools
 // and says it stopped is tool_call: Gemini ends a function call with
 // STOP, and a Responses API status says completed. A record has its tool
 // calls when its recorder kept the answer (unless middleware.WithoutOutput).
 func responseFinishReason(r *record.Record) string {
-	mapped := finishReason(r.Outcome.FinishReason)
+	mapped := providers.FinishReason(r.Outcome.FinishReason)
 	if r.Output.Has(record.PartToolCall) && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
 		return "tool_call"
 	}
 	return mapped
-}
-
-// finishReason maps a provider's finish reason onto the values of the
-// conventions' output messages schema: stop, length, content_filter,
-// tool_call and error. A value with no counterpart ("pause_turn", a
-// Responses API "in_progress", Gemini's "OTHER") is kept as the provider
-// gave it, which the schema allows.
-func finishReason(raw string) string {
-	switch raw {
-	case "stop", "end_turn", "stop_sequence", "STOP", "completed":
-		return "stop"
-	case "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_context_window_exceeded":
-		return "length"
-	case "content_filter", "refusal", "guardrail_intervened", "content_filtered", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
-		return "content_filter"
-	case "tool_calls", "function_call", "tool_use":
-		return "tool_call"
-	case "failed", "cancelled", "error", "malformed_model_output", "malformed_tool_use", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
-		"LANGUAGE", "MISSING_THOUGHT_SIGNATURE":
-		return "error"
-	}
-	return raw
 }
 
 // request is what the attributes need from a record's kwargs, read in one

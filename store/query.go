@@ -42,6 +42,10 @@ type Filter struct {
 	// runs of letters and digits, matched whole and without regard to
 	// case.
 	Text string
+
+	// Scores selects the records by their scores or their
+	// conversations' (see [ScoreFilter]): every one must hold.
+	Scores []ScoreFilter
 }
 
 // where appends the filter's conditions on records r to args and
@@ -114,6 +118,7 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 			conds = append(conds, "r.seq IN (SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', "+arg(q)+"))")
 		}
 	}
+	conds = append(conds, f.scoreConds(arg)...)
 	return strings.Join(conds, " AND ")
 }
 
@@ -309,7 +314,7 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if more {
 		page.Next = last.String()
 	}
-	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, nil)
+	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, !q.NoArgs, nil)
 	return page, err
 }
 
@@ -473,6 +478,6 @@ func (s *Store) pageOf(ctx context.Context, found []cursor, limit int, noArgs bo
 			ordered = append(ordered, d)
 		}
 	}
-	page.Records, err = s.assemble(ctx, ordered, !noArgs, nil)
+	page.Records, err = s.assemble(ctx, ordered, !noArgs, !noArgs, nil)
 	return page, err
 }

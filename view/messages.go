@@ -30,7 +30,7 @@ const (
 	partText       = "text"
 	partThinking   = "thinking"
 	partToolCall   = "tool_call"
-	partToolResult = "tool_result"
+	partToolResult = "tool_response"
 	partMedia      = "media"
 	partCode       = "code"
 	partJSON       = "json"

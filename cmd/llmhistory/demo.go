@@ -518,7 +518,7 @@ func isDemoStore(ctx context.Context, path string) (bool, error) {
 		return false, err
 	}
 	defer s.Close()
-	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true}) {
+	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true, NoOutput: true}) {
 		if err != nil {
 			return false, err
 		}

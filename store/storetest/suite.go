@@ -54,6 +54,7 @@ func Run(t *testing.T, h Harness) {
 		{"ThroughTheRecorder", testThroughRecorder},
 		{"Records", testRecords},
 		{"AnswerKeptOnce", testAnswerKeptOnce},
+		{"Scores", testScores}, // scores.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h.NewURL(t)) })
@@ -844,5 +845,24 @@ func testAnswerKeptOnce(t *testing.T, url string) {
 	require.Len(t, page.Records, 2)
 	for _, r := range page.Records {
 		assert.Nil(t, r.Output, "NoArgs: no transcripts")
+	}
+	for _, o := range []store.ReadOptions{{NoArgs: true}, {NoOutput: true}, {NoArgs: true, NoOutput: true}} {
+		n := 0
+		for r, err := range s.Records(ctx, store.Filter{TraceID: "t-answer"}, o) {
+			require.NoError(t, err)
+			want := recs[n]
+			n++
+			if o.NoArgs {
+				assert.JSONEq(t, `[]`, string(r.Args), "%+v", o)
+			} else {
+				assert.JSONEq(t, string(want.Args), string(r.Args), "%+v", o)
+			}
+			if o.NoOutput {
+				assert.Nil(t, r.Output, "%+v", o)
+			} else if assert.NotNil(t, r.Output, "%+v: the answer read without the args (an evaluator's)", o) {
+				assert.Equal(t, *want.Output, *r.Output)
+			}
+		}
+		assert.Equal(t, 2, n)
 	}
 }
