@@ -69,10 +69,6 @@ type attempt struct {
 	job      job
 	preq     providers.Request
 	presp    providers.Response
-	// scratch is the pool buffer lent to the provider for the result's
-	// text (providers.Response.Scratch): the result's Output may point
-	// into it until the worker has built the record.
-	scratch *[]byte
 	// argsBuf is the pool buffer lent for the call's Args
 	// (providers.Request.Scratch, only when Recorder.lendArgs): the
 	// record's Args point into it until the history has stored them.
@@ -749,11 +745,14 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 			res = providers.Result{Outcome: statusOutcome(f.status)}
 		}
 	}()
-	defer func() { presp.Body, presp.Tail, presp.Scratch = nil, nil, nil }() // the capture goes back to its pool
-	if a.scratch == nil {
-		a.scratch = bufPool.Get().(*[]byte)
-	}
-	presp.Scratch = a.scratch
+	scratch := bufPool.Get().(*[]byte)
+	defer func() {
+		// The capture goes back to its pool, and the scratch buffer: the
+		// result's strings are its own.
+		presp.Body, presp.Tail, presp.Scratch = nil, nil, nil
+		releaseBuf(scratch)
+	}()
+	presp.Scratch = scratch
 	res = a.prov.ParseResponse(&a.call, presp)
 	if binaryFrames(f.contentType) && (a.r.cfg.storeOutput || a.r.cfg.programSrc) {
 		// A framed body is not redacted whole: a secret replaced in it

@@ -168,12 +168,6 @@ func (r *Recorder) process(j *job) {
 	}
 	a.parse() // a transport error left the request unparsed
 	rec := a.record(&j.f, &res)
-	if a.scratch != nil {
-		// The record keeps copies of the text: res.Output is read no more.
-		releaseBuf(a.scratch)
-		a.scratch = nil
-		res.Output = record.Message{}
-	}
 	// l holds the buffer rec's Args are in, if any, for emit: it goes
 	// back to the pool once the history and the sinks are done with them.
 	var l *lease
@@ -351,12 +345,14 @@ func (a *attempt) keepOutput(rec *record.Record, res *providers.Result) {
 // maxOutputParts bounds the parts of an answer a record keeps.
 const maxOutputParts = 128
 
-// boundedMessage returns a copy of m as a record keeps it: at most
-// maxOutputParts parts; of each kind of what the model said (text,
-// reasoning, refusals, tool results, and tool calls' arguments with data
-// kept as sent) at most maxOutput bytes, redacted; ids, names, types and
-// references at most maxMessage bytes each. cut reports that something
-// was left out.
+// boundedMessage returns m as a record keeps it: at most maxOutputParts
+// parts; of each kind of what the model said (text, reasoning, refusals,
+// tool results, and tool calls' arguments with data kept as sent) at most
+// maxOutput bytes, redacted (a secret may be split between a stream's
+// events); ids, names, types and references at most maxMessage bytes
+// each. cut reports that something was left out. m's strings are its own
+// (providers.Result's are): what is kept whole is kept as it is, what is
+// cut is copied, so that the record holds nothing of the rest.
 func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 	n := min(len(m.Parts), maxOutputParts)
 	cut := n < len(m.Parts)
@@ -373,26 +369,28 @@ func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 		}
 		return &room[3]
 	}
-	short := func(s string) string {
-		s, over := clip(s, maxMessage)
-		cut = cut || over
-		return strings.Clone(s)
+	fit := func(s string, n int) string {
+		c, over := clip(s, n)
+		if !over {
+			return s
+		}
+		cut = true
+		return strings.Clone(c)
 	}
 	for i := range out.Parts {
 		p, q := &m.Parts[i], &out.Parts[i]
-		q.Type, q.ID, q.Name, q.MIMEType, q.URI = short(p.Type), short(p.ID), short(p.Name), short(p.MIMEType), short(a.redactString(p.URI))
-		q.Size, q.IsError = p.Size, p.IsError
+		*q = *p
+		q.Type, q.ID, q.Name, q.MIMEType, q.URI = fit(p.Type, maxMessage), fit(p.ID, maxMessage), fit(p.Name, maxMessage), fit(p.MIMEType, maxMessage), fit(a.redactString(p.URI), maxMessage)
 		if p.Content != "" {
 			used := kind(p.Type)
-			s, over := clip(a.redactString(p.Content), maxOutput-*used)
-			q.Content, cut = strings.Clone(s), cut || over
+			q.Content = fit(a.redactString(p.Content), maxOutput-*used)
 			*used += len(q.Content)
 		}
-		for _, raw := range []struct{ from, to *json.RawMessage }{{&p.Arguments, &q.Arguments}, {&p.Data, &q.Data}} {
-			if len(*raw.from) == 0 {
+		for _, raw := range []*json.RawMessage{&q.Arguments, &q.Data} {
+			if len(*raw) == 0 {
 				continue
 			}
-			b := []byte(a.redactString(string(*raw.from)))
+			b := a.redact(*raw)
 			if left := maxOutput - room[4]; len(b) > left {
 				// Cut JSON is JSON no more: the text, as a string, cut
 				// until its quoted form fits.
@@ -406,7 +404,7 @@ func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 				}
 				cut = true
 			}
-			*raw.to = b
+			*raw = b
 			room[4] += len(b)
 		}
 	}

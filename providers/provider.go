@@ -103,12 +103,12 @@ type Response struct {
 	Stream    bool // a text/event-stream, or the call asked for a stream
 	EOF       bool // the body was read to its end
 	// Scratch, when not nil, is a buffer the recorder lends for assembling
-	// the Result's Output: a provider may build the text in
-	// (*Scratch)[:0] and leave the grown buffer in *Scratch, so that the
-	// text of every call does not cost an allocation of its own. Output
-	// then points into it, and the recorder keeps the Result only until
-	// the record is built, copying the text it keeps. Nil means the
-	// provider builds Output in a buffer of its own.
+	// the Result's Output: a provider may build the text of a stream's
+	// fragments in (*Scratch)[:0] and leave the grown buffer in *Scratch,
+	// so that a buffer grown fragment by fragment is not garbage on every
+	// call. The Result copies out what it keeps (its strings are its own):
+	// the recorder takes the buffer back when ParseResponse returns. Nil
+	// means the provider assembles in a buffer of its own.
 	Scratch *[]byte
 }
 
@@ -121,9 +121,9 @@ type Result struct {
 	// Output is the answer: the message the response gives, read into
 	// the message model (record.Message) as the next request of the
 	// conversation will carry it, parts in the order the provider sends
-	// them. A stream's parts are assembled from its fragments. Its text
-	// parts may be built in the buffer the recorder lends
-	// ([Response.Scratch]); every other string is the Result's own.
+	// them. A stream's parts are assembled from its fragments. Its
+	// strings are the Result's own, pointing neither into the body nor
+	// into [Response.Scratch]: the recorder keeps them as they are.
 	Output record.Message `json:",omitempty"`
 	// ServiceTier and SystemFingerprint are what an OpenAI response says
 	// of itself: the tier that served it, and the backend configuration

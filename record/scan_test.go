@@ -227,3 +227,43 @@ func TestLegacyOutput(t *testing.T) {
 		assert.Error(t, r.UnmarshalJSON([]byte(in)), in)
 	}
 }
+
+// FuzzEncodeString: appendString writes a JSON string that encoding/json
+// reads as the string encoding/json itself writes for s (invalid UTF-8 as
+// U+FFFD), on one line: no control character, no U+2028 or U+2029.
+func FuzzEncodeString(f *testing.F) {
+	for _, s := range []string{"plain", "The quick brown fox jumps over the lazy dog. The quick", "a\nb\té\"\\ \x01\x1f end of a long-enough line", "bad \xff\xfe utf8", "sep \u2028 \u2029", "12345678\"12345678\\1234567\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := appendString(nil, s)
+		var got, want string
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%q: %s is not a JSON string: %v", s, enc, err)
+		}
+		std, _ := json.Marshal(s)
+		if err := json.Unmarshal(std, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%q: written %s, read %q, want %q", s, enc, got, want)
+		}
+		for _, c := range enc {
+			if c < 0x20 {
+				t.Fatalf("%q: %s holds control character %#x", s, enc, c)
+			}
+		}
+		if bytes.Contains(enc, []byte("\u2028")) || bytes.Contains(enc, []byte("\u2029")) {
+			t.Fatalf("%q: %s holds a line separator", s, enc)
+		}
+	})
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	prose := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
+	var buf []byte
+	b.SetBytes(int64(len(prose)))
+	for b.Loop() {
+		buf = appendString(buf[:0], prose)
+	}
+}

@@ -143,6 +143,7 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		args convert.Args
 		m    record.Message
 	)
+	args.Lend(req)
 	if system.Exists() {
 		// The system prompt: first, a system message.
 		systemMessage(wire.Parse(wire.Elide(system.Raw)), &m)

@@ -151,6 +151,7 @@ func readConverse(req *providers.Request, call *providers.Call, body []byte) {
 		args convert.Args
 		b    convert.Builder
 	)
+	args.Lend(req)
 	addSystem(&args, system, &b)
 	if conversation.IsArray() {
 		conversation.ForEach(func(_, v gjson.Result) bool {
@@ -212,6 +213,7 @@ func readInvoke(req *providers.Request, call *providers.Call, body []byte) {
 		args convert.Args
 		b    convert.Builder
 	)
+	args.Lend(req)
 	addSystem(&args, system, &b)
 	conversation.ForEach(func(_, v gjson.Result) bool {
 		m := invokeMessage(wire.Parse(wire.Elide(v.Raw)), &b)

@@ -161,6 +161,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args convert.Args
 		b    convert.Builder
 	)
+	args.Lend(req)
 	if p.system.Exists() {
 		// The system instruction goes first, a system message whatever
 		// role the client gave it.

@@ -102,6 +102,7 @@ func isConversation(key string) bool {
 // as args within the request's bound, and who spoke last.
 func messages(req *providers.Request, arr gjson.Result, truncated *[]string) (json.RawMessage, string) {
 	var args convert.Args
+	args.Lend(req)
 	arr.ForEach(func(_, v gjson.Result) bool {
 		raw := wire.Elide(v.Raw)
 		var m record.Message

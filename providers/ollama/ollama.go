@@ -110,6 +110,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args convert.Args
 		b    convert.Builder
 	)
+	args.Lend(req)
 	switch method {
 	case MethodGenerate:
 		generateArgs(&args, &b, system, prompt, images)

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/internal/convert"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -75,8 +76,8 @@ func chatMessage(v gjson.Result, m *record.Message) {
 		return
 	}
 	var role, reasoningContent, reasoning, content, refusal, calls, function, callID, name, audio gjson.Result
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	wire.EachMember(v, func(k string, v gjson.Result) bool {
+		switch k {
 		case "role":
 			role = v
 		case "reasoning_content":

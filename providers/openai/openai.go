@@ -129,6 +129,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		return call, true
 	}
 	var args convert.Args
+	args.Lend(req)
 	if instructions != nil {
 		// The Responses API's system prompt: first, a system message.
 		args.Add(&record.Message{Role: record.RoleSystem, Parts: []record.Part{{Type: record.PartText, Content: wire.Parse(instructions).String()}}})

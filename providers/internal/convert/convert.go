@@ -179,21 +179,35 @@ func Results(m *record.Message) {
 	m.Role = record.RoleTool
 }
 
-// Args builds a call's Args, message by message. The zero value is ready
-// to use; Reset makes it so again, keeping its buffers.
+// Args builds a call's Args, message by message, as the JSON array it
+// will be: each message is encoded as it is added. The zero value is
+// ready to use; [Args.Lend] builds in the buffer a request lends.
 type Args struct {
-	buf  []byte
-	ends []int
-	last string // the role of the last message
-	any  bool
+	buf     []byte // "[" and the messages, a comma apart
+	ends    []int  // where each message ends in buf
+	scratch *[]byte
+	last    string // the role of the last message
+}
+
+// Lend makes a build in the buffer req lends (req.Scratch), when it lends
+// one, left grown in it.
+func (a *Args) Lend(req *providers.Request) {
+	if req.Scratch != nil && len(a.ends) == 0 {
+		a.scratch, a.buf = req.Scratch, (*req.Scratch)[:0]
+	}
 }
 
 // Add encodes m as the next message of the request. m may point into the
 // body: nothing of it is kept.
 func (a *Args) Add(m *record.Message) {
+	if len(a.ends) == 0 {
+		a.buf = append(a.buf[:0], '[')
+	} else {
+		a.buf = append(a.buf, ',')
+	}
 	a.buf = m.AppendJSON(a.buf)
 	a.ends = append(a.ends, len(a.buf))
-	a.last, a.any = m.Role, true
+	a.last = m.Role
 }
 
 // Len is how many messages were added.
@@ -202,7 +216,7 @@ func (a *Args) Len() int { return len(a.ends) }
 // Speaker is who spoke last: the speaker of the last message's role
 // (providers.SpeakerForRole), "" when there is none.
 func (a *Args) Speaker() string {
-	if !a.any {
+	if len(a.ends) == 0 {
 		return ""
 	}
 	return providers.SpeakerForRole(a.last)
@@ -210,16 +224,25 @@ func (a *Args) Speaker() string {
 
 // JSON returns the messages as a JSON array within req's bound of Args
 // (the latest kept when they do not all fit, behind a marker, as
-// providers.FitArrayInto keeps them), built in the buffer req lends, and
-// whether it cut.
+// providers.FitArray keeps them), and whether it cut.
 func (a *Args) JSON(req *providers.Request) (json.RawMessage, bool) {
+	if len(a.ends) == 0 {
+		return json.RawMessage("[]"), false
+	}
+	if len(a.buf)+1 <= req.ArgsLimit() {
+		a.buf = append(a.buf, ']')
+		if a.scratch != nil {
+			*a.scratch = a.buf
+		}
+		return a.buf, false
+	}
 	elems := make([][]byte, len(a.ends))
-	start := 0
+	start := 1
 	for i, end := range a.ends {
 		elems[i] = a.buf[start:end]
-		start = end
+		start = end + 1
 	}
-	return providers.FitArrayInto(req.Scratch, elems, req.ArgsLimit())
+	return providers.FitArray(elems, req.ArgsLimit()) // not in the lent buffer: the messages are there
 }
 
 // Builder assembles an answer's parts from a response's pieces or a
