@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/internal/convert"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -29,8 +30,8 @@ func message1(v gjson.Result, m *record.Message) {
 		return
 	}
 	var content gjson.Result
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	wire.EachMember(v, func(k string, v gjson.Result) bool {
+		switch k {
 		case "role":
 			m.Role = convert.Role(v.String())
 		case "content":

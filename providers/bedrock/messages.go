@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/internal/convert"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -29,8 +30,8 @@ func ConverseMessage(raw []byte) record.Message {
 func converseMessage(v gjson.Result, b *convert.Builder) record.Message {
 	b.Reset()
 	role := record.RoleUser
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	wire.EachMember(v, func(k string, v gjson.Result) bool {
+		switch k {
 		case "role":
 			role = convert.Role(v.String())
 		case "content":
@@ -65,8 +66,12 @@ func blocks(v gjson.Result, b *convert.Builder) {
 // reference (an S3 location) or inline (its size). A cache point is no
 // content; other kinds are kept as sent.
 func block(blk gjson.Result, b *convert.Builder) {
-	blk.ForEach(func(k, v gjson.Result) bool {
-		switch kind := k.String(); kind {
+	if !blk.IsObject() {
+		b.Add(convert.Other("block", blk.Raw))
+		return
+	}
+	wire.EachMember(blk, func(kind string, v gjson.Result) bool {
+		switch kind {
 		case "text":
 			b.Text(v.String())
 		case "reasoningContent":

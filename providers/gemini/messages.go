@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/internal/convert"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -36,8 +37,8 @@ func more(v gjson.Result, b *convert.Builder) record.Message {
 	case v.Type == gjson.String: // a bare string: what the SDKs send as one text part
 		b.Text(v.String())
 	case v.IsObject():
-		v.ForEach(func(k, v gjson.Result) bool {
-			switch k.String() {
+		wire.EachMember(v, func(k string, v gjson.Result) bool {
+			switch k {
 			case "role":
 				role = convert.Role(v.String())
 			case "parts":
@@ -72,8 +73,12 @@ func more(v gjson.Result, b *convert.Builder) record.Message {
 func part(p gjson.Result, b *convert.Builder) {
 	var text, data, file, call, response gjson.Result
 	thought, other := false, ""
-	p.ForEach(func(k, v gjson.Result) bool {
-		switch key := k.String(); key {
+	if !p.IsObject() {
+		b.Add(convert.Other("part", p.Raw))
+		return
+	}
+	wire.EachMember(p, func(key string, v gjson.Result) bool {
+		switch key {
 		case "text":
 			text = v
 		case "thought":

@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/internal/convert"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -42,8 +43,8 @@ func chatMessage(v gjson.Result, b *convert.Builder) record.Message {
 // its members: thinking, content, images, tool calls.
 func parts(v gjson.Result, b *convert.Builder) {
 	var thinking, content, images, calls gjson.Result
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+	wire.EachMember(v, func(k string, v gjson.Result) bool {
+		switch k {
 		case "thinking":
 			thinking = v
 		case "content":
