@@ -8,6 +8,7 @@
 //	llmhistory import FILE… --into URL   load JSONL history files into a store (SQLite or PostgreSQL)
 //	llmhistory query [flags] URL         ask a store for records, conversations or figures
 //	llmhistory eval [flags] URL|FILE     score calls with code checks and LLM judges, once per evaluator version
+//	llmhistory dataset build|show|export keep calls or conversations as a dataset file, export it for fine-tuning
 //	llmhistory scan [flags] FILE…        find history queries in generated code (- for stdin)
 //	llmhistory help [command]            what a command does and its flags
 //
