@@ -60,6 +60,10 @@ type Subject struct {
 	// Records is the call alone, or, for an evaluator of conversations,
 	// the conversation's records, oldest first.
 	Records []record.Record
+	// Reference is the answer expected, when there is one: a dataset
+	// item's, in an experiment ([RunExperiment]). Evaluators that compare
+	// with it ([Similarity], [ExactMatch]) give no score without it.
+	Reference *record.Message
 }
 
 // Call returns the call judged: the only record, or a conversation's
