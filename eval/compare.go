@@ -19,10 +19,10 @@ import (
 type Comparison struct {
 	Runs []ComparedRun `json:"runs"`
 	// Scores are the names of the scores the trials got, sorted.
-	Scores  []string         `json:"scores"`
-	Items   []ComparedItem   `json:"items"`
-	Summary []ScoreSummary   `json:"summary"`
-	Totals  []RunTotals      `json:"totals"`
+	Scores  []string       `json:"scores"`
+	Items   []ComparedItem `json:"items"`
+	Summary []ScoreSummary `json:"summary"`
+	Totals  []RunTotals    `json:"totals"`
 	Options CompareOptions `json:"-"`
 }
 
