@@ -34,14 +34,16 @@ sources merged.
       conversation so far
   llmhistory dataset show FILE
       the dataset's name, version and items
-  llmhistory dataset export [-format openai|gemini|anthropic] [-tools FILE] [-o OUT] FILE
-      write the items as fine-tuning examples: OpenAI's chat format, Vertex
-      AI's for Gemini, or Claude's on Amazon Bedrock (text only: items with
-      tool calls are skipped, and named). A record keeps tools' names; give
-      their declarations (OpenAI's shape) with -tools
+  llmhistory dataset export [-format F] [-tools FILE] [-o OUT] FILE
+      write the items as fine-tuning examples, F one of openai (OpenAI's
+      chat format), gemini (Vertex AI's) or anthropic (Claude's on Amazon
+      Bedrock: text only, so items with tool calls are skipped, and
+      named). A record keeps tools' names: give their declarations
+      (OpenAI's shape) with -tools
 
 Examples:
-  llmhistory dataset build -o support.jsonl -tag support -score 'thumbs=true' sqlite:history.db
+  llmhistory dataset build -o support.jsonl -tag support -score thumbs=true \
+      sqlite:history.db
   llmhistory dataset build -o trips.jsonl -conversations history.jsonl
   llmhistory dataset export -format openai -o train.jsonl support.jsonl
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmhistory/llmhistory/eval"
+	"github.com/llmhistory/llmhistory/internal/term"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
@@ -154,10 +155,10 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 	bar := newStatusLine(io.err)
 	start := time.Now()
 	o := eval.RunOptions{Filter: f, Workers: *workers, Progress: func(done, total int64) {
-		if !bar.due(total > 0 && done == total) {
+		if !bar.Due(total > 0 && done == total) {
 			return
 		}
-		bar.show(progressLine(done, total, time.Since(start)))
+		bar.Show(progressLine(done, total, time.Since(start)))
 	}}
 	var res eval.RunResult
 	if onStore {
@@ -165,7 +166,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 	} else {
 		res, err = evalFile(ctx, historyFile, evs, o, io)
 	}
-	bar.clear()
+	bar.Clear()
 	took := time.Since(start)
 	summary := fmt.Sprintf("llmhistory eval: %s judged, %s written, %s already there",
 		plural(res.Calls, "call", "calls"), plural(res.Scores, "score", "scores"), group(res.Skipped))
@@ -333,21 +334,7 @@ func mergeFilters(flags, rules store.Filter) store.Filter {
 // progressLine is the progress shown on a terminal: a bar when the total
 // is known, the count and the rate.
 func progressLine(done, total int64, took time.Duration) string {
-	rate := ""
-	if s := took.Seconds(); s > 0 {
-		rate = fmt.Sprintf("  %s calls/s", group(int64(float64(done)/s)))
-	}
-	if total <= 0 {
-		return fmt.Sprintf("eval: %s done%s", group(done), rate)
-	}
-	const width = 24
-	filled := int(int64(width) * min(done, total) / total)
-	eta := ""
-	if done > 0 && done < total {
-		eta = "  " + (time.Duration(float64(took) * float64(total-done) / float64(done))).Round(time.Second).String() + " left"
-	}
-	return fmt.Sprintf("eval [%s%s] %s/%s calls%s%s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
-		group(done), group(total), rate, eta)
+	return term.Progress("eval", "calls", done, total, took)
 }
 
 // scoresOf reads the scores of the inputs of a report: a store's, or the

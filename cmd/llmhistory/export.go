@@ -286,7 +286,7 @@ func (x *exporter) polled() {
 // progress redraws the status line, on a terminal, at most every
 // statusEvery unless forced.
 func (x *exporter) progress(force bool) {
-	if !x.bar.due(force) {
+	if !x.bar.Due(force) {
 		return
 	}
 	st := x.sink.Stats()
@@ -304,7 +304,7 @@ func (x *exporter) progress(force bool) {
 	if x.cur == nil {
 		line += "; exporting the rest"
 	}
-	x.bar.show(line)
+	x.bar.Show(line)
 }
 
 // otlpTarget is where spans go: the endpoint and protocol that the flags,

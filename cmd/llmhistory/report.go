@@ -7,8 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
+
+	"github.com/llmhistory/llmhistory/internal/term"
 
 	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/report"
@@ -360,7 +361,7 @@ func newProgress(w io.Writer, size int64) *progress {
 }
 
 func (p *progress) update(pr report.Progress) {
-	if !p.line.live || (p.size <= progressBytes && pr.Elapsed < progressAfter) || pr.Elapsed <= 0 {
+	if !p.line.Live() || (p.size <= progressBytes && pr.Elapsed < progressAfter) || pr.Elapsed <= 0 {
 		return
 	}
 	rate := float64(pr.Records) / pr.Elapsed.Seconds()
@@ -368,18 +369,12 @@ func (p *progress) update(pr report.Progress) {
 	if p.size > 0 {
 		line += fmt.Sprintf(", %d%%", min(100, pr.Bytes*100/p.size))
 	}
-	p.line.show(line)
+	p.line.Show(line)
 }
 
 // clear removes the progress line, if any, so that what follows starts on
 // a clean line.
-func (p *progress) clear() { p.line.clear() }
+func (p *progress) clear() { p.line.Clear() }
 
 // group writes n with thousands separators.
-func group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func group(n int64) string { return term.Group(n) }

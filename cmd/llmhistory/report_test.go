@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmhistory/llmhistory/internal/term"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -177,20 +179,20 @@ func TestGroup(t *testing.T) {
 // The progress line shows only for a large input or a long read, updates
 // in place, and is wiped before anything else is written.
 func TestReportProgressLine(t *testing.T) {
-	var term bytes.Buffer
-	p := &progress{size: 100 << 20, line: &statusLine{w: &term, live: true}} // as on a terminal
+	var tty bytes.Buffer
+	p := &progress{size: 100 << 20, line: term.NewLiveStatusLine(&tty)} // as on a terminal
 	p.update(report.Progress{Records: 1_500_000, Bytes: 50 << 20, Elapsed: 2 * time.Second})
-	assert.Equal(t, "\rllmhistory report: 1,500,000 records, 750,000 records/s, 50%\x1b[K", term.String())
+	assert.Equal(t, "\rllmhistory report: 1,500,000 records, 750,000 records/s, 50%\x1b[K", tty.String())
 	p.clear()
-	assert.True(t, strings.HasSuffix(term.String(), "\r\x1b[K"))
+	assert.True(t, strings.HasSuffix(tty.String(), "\r\x1b[K"))
 
-	term.Reset()
-	small := &progress{size: 1 << 20, line: &statusLine{w: &term, live: true}}
+	tty.Reset()
+	small := &progress{size: 1 << 20, line: term.NewLiveStatusLine(&tty)}
 	small.update(report.Progress{Records: 10, Bytes: 1 << 10, Elapsed: 10 * time.Millisecond})
 	small.clear()
-	assert.Empty(t, term.String(), "a small, quick input shows nothing")
+	assert.Empty(t, tty.String(), "a small, quick input shows nothing")
 
-	notTerm := newProgress(&term, 100<<20)
+	notTerm := newProgress(&tty, 100<<20)
 	notTerm.update(report.Progress{Records: 10, Bytes: 1 << 10, Elapsed: 5 * time.Second})
-	assert.Empty(t, term.String(), "not a terminal: nothing")
+	assert.Empty(t, tty.String(), "not a terminal: nothing")
 }

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package main
+package term
 
 // Elsewhere (Windows, Plan 9, wasm) the command does not look for a
 // terminal: no colour by default, no progress line, and the demo writes
