@@ -322,7 +322,7 @@ func lineDiff(a, b, from, to string) string {
 		return ""
 	}
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a + "\n"), B: difflib.SplitLines(b + "\n"),
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
 		FromFile: from, ToFile: to, Context: 2,
 	})
 	return d

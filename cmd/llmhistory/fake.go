@@ -23,6 +23,11 @@ const (
 	fakeGeminiKey = "AIzaSyDemo-0123456789abcdefghijklmnopqrs"
 )
 
+// fakeSmallModel is a second model the fake OpenAI server knows, for an
+// experiment's model swap: it answers as gpt-4o-mini does, cut to its
+// first clause.
+const fakeSmallModel = "gpt-4.1-nano"
+
 // fakeOpenAI serves /v1/chat/completions. Its answer depends on the
 // request: an unknown model gets a 404, the first question about the
 // weather gets a 429 (so the recorder's retry has something to fold), a
@@ -46,7 +51,7 @@ func fakeOpenAI() http.Handler {
 		}
 		req := gjson.ParseBytes(body)
 		model := req.Get("model").String()
-		if model != "gpt-4o-mini" {
+		if model != "gpt-4o-mini" && model != fakeSmallModel {
 			openAIError(w, http.StatusNotFound, "The model `"+model+"` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found")
 			return
 		}
@@ -67,6 +72,11 @@ func fakeOpenAI() http.Handler {
 			return
 		}
 		in := len(body) / 4
+		openAIAnswer, streamOpenAI := answerOpenAI, streamAnswerOpenAI
+		if model == fakeSmallModel {
+			openAIAnswer = func(w http.ResponseWriter, id, text string, in int) { answerOpenAI(w, id, smallAnswer(text), in) }
+			streamOpenAI = func(w http.ResponseWriter, text string, in int) { streamAnswerOpenAI(w, smallAnswer(text), in) }
+		}
 		switch {
 		case last.Get("role").String() == "tool":
 			answer := "You asked about packing for Lisbon and the weather in May; pack light layers, a rain jacket and comfortable shoes for the hills."
@@ -101,7 +111,16 @@ asked.count`
 	})
 }
 
-func openAIAnswer(w http.ResponseWriter, id, text string, in int) {
+// smallAnswer is what fakeSmallModel makes of an answer: its first
+// clause, as a sentence.
+func smallAnswer(text string) string {
+	if i := strings.IndexAny(text, ":;,"); i > 0 {
+		return text[:i] + "."
+	}
+	return text
+}
+
+func answerOpenAI(w http.ResponseWriter, id, text string, in int) {
 	out := len(text) / 4
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","created":1763800000,"model":"gpt-4o-mini-2024-07-18",`+
@@ -109,7 +128,7 @@ func openAIAnswer(w http.ResponseWriter, id, text string, in int) {
 		`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, id, quoteJSON(text), in, out, in+out)
 }
 
-func streamOpenAI(w http.ResponseWriter, text string, in int) {
+func streamAnswerOpenAI(w http.ResponseWriter, text string, in int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	f, _ := w.(http.Flusher)
 	for _, word := range strings.SplitAfter(text, " ") {
