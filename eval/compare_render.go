@@ -223,5 +223,10 @@ const CompareCSS = `
 .cmp pre.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f7f9;padding:8px;margin:6px 0 0;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:6px}
 .cmp .add{color:#0a7d32}.cmp .del{color:#b42318}.cmp .hunk,.cmp .file{color:#5b6475}
 .cmp details summary{cursor:pointer;color:#3a4254;font-size:13px;margin-top:6px}
-@media (max-width:600px){.cmp{padding:10px;font-size:14px}.cmp th,.cmp td{padding:5px 6px}}
+@media (max-width:600px){.cmp{padding:10px;font-size:14px}.cmp th,.cmp td{padding:5px 6px}
+.cmp table.cards tr:first-child{display:none}
+.cmp table.cards tr{display:block;border-bottom:1px solid #e3e6ec;padding:4px 0}
+.cmp table.cards td{display:inline-block;border:none;padding:2px 10px 2px 0;text-align:left}
+.cmp table.cards td.head{display:block;font-weight:600}.cmp table.cards td.out{display:block}
+.cmp table.cards td[data-label]::before{content:attr(data-label) " ";color:#5b6475;font-weight:400}}
 `
