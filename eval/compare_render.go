@@ -203,30 +203,32 @@ func (c *Comparison) ExecuteHTMLBody(w io.Writer) error {
 	return compareTemplate.Execute(w, c)
 }
 
-// CompareCSS is the style of the comparison's HTML.
+// CompareCSS is the style of the comparison's HTML. Its colours are the
+// viewer's (--text, --muted, --border ...) where it is in the viewer, dark
+// theme included, and its own elsewhere.
 const CompareCSS = `
-.cmp{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2330;max-width:1200px;margin:0 auto;padding:16px}
+.cmp{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--text,#1d2330);max-width:1200px;margin:0 auto;padding:16px}
 .cmp h1{font-size:22px;margin:0 0 4px}.cmp h2{font-size:17px;margin:24px 0 8px}
-.cmp .sub{color:#5b6475;margin:0 0 12px}
-.cmp .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+.cmp .c-sub{color:var(--muted,#5b6475);margin:0 0 12px}
+.cmp .c-scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 .cmp table{border-collapse:collapse;width:100%}
-.cmp th,.cmp td{border-bottom:1px solid #e3e6ec;padding:6px 8px;text-align:left;vertical-align:top}
-.cmp th{font-weight:600;color:#3a4254;background:#f6f7f9;white-space:nowrap}
-.cmp td.n,.cmp th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.cmp .win{color:#0a7d32;font-weight:600}.cmp .loss{color:#b42318;font-weight:600}.cmp .tie{color:#5b6475}
-.cmp .item{border:1px solid #e3e6ec;border-radius:8px;padding:12px;margin:14px 0}
-.cmp .item h3{font:600 13px ui-monospace,SFMono-Regular,Menlo,monospace;margin:0 0 6px;color:#5b6475}
-.cmp .asked{margin:0 0 6px}.cmp .ref{margin:0 0 10px;color:#3a4254}
-.cmp .out{white-space:pre-wrap;overflow-wrap:anywhere}
-.cmp th.wide{min-width:220px}
-.cmp .err{color:#b42318}
-.cmp pre.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f7f9;padding:8px;margin:6px 0 0;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:6px}
-.cmp .add{color:#0a7d32}.cmp .del{color:#b42318}.cmp .hunk,.cmp .file{color:#5b6475}
-.cmp details summary{cursor:pointer;color:#3a4254;font-size:13px;margin-top:6px}
+.cmp th,.cmp td{border-bottom:1px solid var(--border,#e3e6ec);padding:6px 8px;text-align:left;vertical-align:top}
+.cmp th{font-weight:600;color:var(--text,#3a4254);background:var(--code,#f6f7f9);white-space:nowrap}
+.cmp td.c-n,.cmp th.c-n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.cmp .c-win{color:var(--ok,#0a7d32);font-weight:600}.cmp .c-loss{color:var(--err,#b42318);font-weight:600}.cmp .c-tie{color:var(--muted,#5b6475)}
+.cmp .c-item{border:1px solid var(--border,#e3e6ec);border-radius:8px;padding:12px;margin:14px 0}
+.cmp .c-item h3{font:600 13px ui-monospace,SFMono-Regular,Menlo,monospace;margin:0 0 6px;color:var(--muted,#5b6475)}
+.cmp .c-asked{margin:0 0 6px}.cmp .c-ref{margin:0 0 10px;color:var(--text,#3a4254)}
+.cmp .c-out{white-space:pre-wrap;overflow-wrap:anywhere}
+.cmp th.c-wide{min-width:220px}
+.cmp .c-err{color:var(--err,#b42318)}
+.cmp pre.c-diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code,#f6f7f9);padding:8px;margin:6px 0 0;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:6px}
+.cmp .c-add{color:var(--ok,#0a7d32)}.cmp .c-del{color:var(--err,#b42318)}.cmp .c-hunk,.cmp .c-file{color:var(--muted,#5b6475)}
+.cmp details summary{cursor:pointer;color:var(--text,#3a4254);font-size:13px;margin-top:6px}
 @media (max-width:600px){.cmp{padding:10px;font-size:14px}.cmp th,.cmp td{padding:5px 6px}
-.cmp table.cards tr:first-child{display:none}
-.cmp table.cards tr{display:block;border-bottom:1px solid #e3e6ec;padding:4px 0}
-.cmp table.cards td{display:inline-block;border:none;padding:2px 10px 2px 0;text-align:left}
-.cmp table.cards td.head{display:block;font-weight:600}.cmp table.cards td.out{display:block}
-.cmp table.cards td[data-label]::before{content:attr(data-label) " ";color:#5b6475;font-weight:400}}
+.cmp table.c-cards tr:first-child{display:none}
+.cmp table.c-cards tr{display:block;border-bottom:1px solid var(--border,#e3e6ec);padding:4px 0}
+.cmp table.c-cards td{display:inline-block;border:none;padding:2px 10px 2px 0;text-align:left}
+.cmp table.c-cards td.c-head{display:block;font-weight:600}.cmp table.c-cards td.c-out{display:block}
+.cmp table.c-cards td[data-label]::before{content:attr(data-label) " ";color:var(--muted,#5b6475);font-weight:400}}
 `

@@ -190,5 +190,5 @@ func TestCompareIsDeterministic(t *testing.T) {
 	assert.Contains(t, c.Items[1].Cells[1].Diff, "-Madrid.\n+Barcelona, I think.\n")
 	assert.Empty(t, c.Items[0].Cells[1].Diff, "the same answer has no diff")
 	assert.Contains(t, first[0], "| similarity | nano | 0.444 | 0 | 2 | 1 |")
-	assert.Contains(t, first[2], `<td class="n loss">`)
+	assert.Contains(t, first[2], `<td class="c-n c-loss"`)
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// Annotate, when not nil, lets a reviewer holding its token add
 	// scores (annotate.go); the viewer is otherwise read-only.
 	Annotate *Annotation
+	// Experiment, when not nil, is shown on an experiment page
+	// (/experiment), styled by ExperimentCSS (eval.CompareCSS).
+	Experiment    Experiment
+	ExperimentCSS string
 }
 
 // Handler serves the viewer's pages over a [Source]. It only reads: every
@@ -114,6 +118,10 @@ func NewHandler(src Source, opts Options) *Handler {
 	h.mux.HandleFunc("GET /overview", h.overviewPage)
 	h.mux.HandleFunc("GET /events", h.events)
 	h.mux.HandleFunc("GET /queue", h.queue)
+	if opts.Experiment != nil {
+		h.mux.HandleFunc("GET /experiment", h.experimentPage)
+		h.mux.HandleFunc("GET /experiment.css", h.experimentCSS)
+	}
 	if opts.Annotate != nil {
 		h.mux.HandleFunc("POST /annotate", h.annotate)
 	}
@@ -198,10 +206,14 @@ type page struct {
 	Status  *Status
 	Body    any
 	Scores  *pageScores // nil when the viewer reads no scores
+	// ExtraCSS is a page's own stylesheet, beside the viewer's.
+	ExtraCSS string
+	// Experiment says the viewer has an experiment page.
+	Experiment bool
 }
 
 func (h *Handler) newPage(title, nav string, body any) *page {
-	p := &page{Title: title, App: h.opts.Title, Base: h.opts.Prefix, Nav: nav, Body: body}
+	p := &page{Title: title, App: h.opts.Title, Base: h.opts.Prefix, Nav: nav, Body: body, Experiment: h.opts.Experiment != nil}
 	if h.opts.Scores != nil {
 		p.Scores = &pageScores{Base: h.opts.Prefix, Annotate: h.opts.Annotate != nil}
 	}

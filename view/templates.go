@@ -97,7 +97,7 @@ func parseTemplates(prefix string) map[string]*template.Template {
 	}
 	base := template.Must(template.New("base").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/scores.html"))
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"conversations", "conversation", "tree", "call", "overview", "error"} {
+	for _, name := range []string{"conversations", "conversation", "tree", "call", "overview", "error", "experiment"} {
 		t := template.Must(base.Clone())
 		pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"os/user"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/eval"
 	"github.com/llmhistory/llmhistory/store"
 	"github.com/llmhistory/llmhistory/view"
 )
@@ -81,6 +83,8 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
 	annotate := fs.Bool("annotate", false, "let a reviewer add scores from the pages (the address printed carries this launch's token)")
 	author := fs.String("author", "", "the reviewer's `name` in the scores they add (default: the user's login name)")
+	var experiments listFlag
+	fs.Var(&experiments, "experiment", "show the comparison of these experiment results (llmhistory experiment run -o `FILE`) on an experiment page (may be given several times; the first is the baseline)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -147,6 +151,30 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	}
 	defer stop.Close()
 
+	var cmp *eval.Comparison
+	if len(experiments) > 0 {
+		var results []*eval.ExperimentResult
+		for _, p := range experiments {
+			f, err := os.Open(p)
+			if err != nil {
+				fmt.Fprintln(io.err, "llmhistory view:", err)
+				return exitFailure
+			}
+			res, err := eval.ReadExperimentResult(f)
+			f.Close()
+			if err != nil {
+				fmt.Fprintf(io.err, "llmhistory view: %s: %v\n", p, err)
+				return exitFailure
+			}
+			results = append(results, res)
+		}
+		var err error
+		if cmp, err = eval.Compare(eval.CompareOptions{}, results...); err != nil {
+			fmt.Fprintln(io.err, "llmhistory view:", err)
+			return exitFailure
+		}
+	}
+
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(io.err, "llmhistory view:", err)
@@ -165,12 +193,16 @@ func runView(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", listening)
 	}
 
-	h := view.NewHandler(src, view.Options{
+	vo := view.Options{
 		AllowedHosts: hosts,
 		Scores:       scores,
 		Annotate:     ann,
 		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	if cmp != nil {
+		vo.Experiment, vo.ExperimentCSS = cmp, eval.CompareCSS
+	}
+	h := view.NewHandler(src, vo)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
