@@ -114,6 +114,12 @@ type traceState struct {
 	// three are guarded by linkMu.
 	newest       *argsNode
 	shape, spare argsShape
+	// lazy holds the Args of the trace's only record, not shaped yet: most
+	// traces of independent calls never get a second record, and shaping
+	// walks every byte. The second record shapes them (lazyID is their
+	// call ID). Guarded by linkMu.
+	lazy   []byte
+	lazyID string
 }
 
 // NewMemory returns an empty history holding at most capacity records;
@@ -177,18 +183,24 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	m.mu.RUnlock()
 	var prev, shape *argsShape
 	var base *argsNode
+	first := st == nil && r.ArgsPrefix == nil // shaped later, if ever (traceState.lazy)
 	if st != nil {
+		if st.lazy != nil {
+			m.shapeLazy(r.TraceID, st)
+		}
 		prev, shape, base = &st.shape, &st.spare, st.newest
 		if prev.callID == "" {
 			prev = nil
 		}
-	} else {
+	} else if !first {
 		shape = new(argsShape)
 	}
 	r.link = nil
-	if r.ArgsPrefix == nil {
+	switch {
+	case first:
+	case r.ArgsPrefix == nil:
 		r.link = link(&r, prev, shape)
-	} else { // partial Args are no base for the next record
+	default: // partial Args are no base for the next record
 		shape.callID, shape.ends, shape.sums = "", shape.ends[:0], shape.sums[:0]
 	}
 	e := entry{Record: r}
@@ -200,6 +212,14 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		size := r.link.size
 		node = newArgsNode(base, size, append([]byte(nil), r.Args[1+size:len(r.Args)-1]...))
 		e.Args, e.args = nil, node
+	case first:
+		// A base for the next record if it shapes: a view of the Args it keeps.
+		if borrowed {
+			e.Args = bytes.Clone(r.Args)
+		}
+		if n := len(e.Args); n >= 2 && e.Args[0] == '[' && e.Args[n-1] == ']' {
+			node = newArgsNode(nil, 0, e.Args[1:n-1])
+		}
 	case shape.callID != "":
 		// A base for the next record: a view of the Args it keeps.
 		if borrowed {
@@ -229,7 +249,14 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		e.ConversationHistorySize = held.count
 	}
 	held.newest = node
-	held.shape, held.spare = *shape, held.shape
+	if first {
+		held.lazy, held.lazyID = e.Args, r.CallID
+		if held.lazy == nil {
+			held.lazy = []byte{} // shaped, and found wanting, by the next record
+		}
+	} else {
+		held.shape, held.spare = *shape, held.shape
+	}
 	e.bytes = int64(len(e.Args) + len(e.Kwargs) + len(e.Output) + len(e.Reasoning) + len(e.ProgramSource) + len(e.ErrorMessage))
 	for _, c := range e.ToolCalls {
 		e.bytes += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
@@ -242,6 +269,46 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		m.dropOldestLocked()
 	}
 	return r
+}
+
+// shapeLazy shapes the Args of a trace's only record (traceState.lazy),
+// now that a second record may extend them, as link would have shaped
+// them when they came: when they are not in the form AppendJSON writes
+// (spaces, lines), the record held gets them normalized, so that what
+// the next record shares is what a JSONL line holds. m.linkMu must be
+// held.
+func (m *Memory) shapeLazy(trace string, st *traceState) {
+	args, id := st.lazy, st.lazyID
+	st.lazy, st.lazyID = nil, ""
+	st.shape.callID = ""
+	if _, ok := shapeArgs(args, nil, &st.shape); ok {
+		st.shape.callID = id
+		return
+	}
+	norm := appendRawContainer(nil, args, '[')
+	if _, ok := shapeArgs(norm, nil, &st.shape); !ok {
+		st.shape.ends, st.shape.sums = st.shape.ends[:0], st.shape.sums[:0]
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := m.n - 1; i >= 0; i-- {
+		e := &m.ring[(m.start+i)%len(m.ring)]
+		if e.TraceID != trace {
+			continue
+		}
+		if e.CallID == id && e.args == nil {
+			m.bytes += int64(len(norm) - len(e.Args))
+			e.bytes += int64(len(norm) - len(e.Args))
+			e.Args = norm
+			st.newest = newArgsNode(nil, 0, norm[1:len(norm)-1])
+			st.shape.callID = id
+		}
+		break // the trace's newest record is the one shaped, or it is gone
+	}
+	if st.shape.callID == "" {
+		st.shape.ends, st.shape.sums = st.shape.ends[:0], st.shape.sums[:0]
+	}
 }
 
 // pushLocked stores e as the newest record.
