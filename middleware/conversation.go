@@ -155,7 +155,6 @@ type turnHashes struct {
 	talk   bool     // the call carries a conversation (see messageHashes)
 }
 
-
 // hashTurn hashes a call's messages and chains them from its user, in
 // groups and chain (appended to). c.mu must be held.
 func (c *conversations) hashTurn(groups []messageGroup, chain []uint64, user string, args []byte) turnHashes {
