@@ -20,6 +20,11 @@ type stream struct {
 	events  int  // JSON events read
 	failed  bool
 	cut     bool // the last event's data was not whole JSON: the body ended inside it
+	// chunk is the last plain text chunk read in full; content is the
+	// index of its content hole (see chunkTemplate)
+	chunk     chunkTemplate
+	content   int
+	useChunks bool
 }
 
 // parseStream reads chat completion chunks (ended by "data: [DONE]"; usage
@@ -29,7 +34,13 @@ type stream struct {
 // response.completed). A cut stream is read from its head and, after the
 // first whole event, its tail.
 func parseStream(call *providers.Call, resp *providers.Response) providers.Result {
-	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}}
+	return parseStreamWith(call, resp, true)
+}
+
+// parseStreamWith is parseStream; with chunks false every event is walked
+// in full, as the chunk templates' tests compare.
+func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool) providers.Result {
+	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}, useChunks: chunks}
 	s.choices.scratch = resp.Scratch
 	s.choices.lend()
 	s.scan(resp.Body)
@@ -66,6 +77,11 @@ func (s *stream) scan(b []byte) {
 		if len(data) == 0 {
 			return true
 		}
+		if s.useChunks && s.chunk.match(&s.choices, data, s.content) {
+			s.cut = false
+			s.events++
+			return true
+		}
 		// One pass reads the event's fields and validates it: a cut or
 		// garbled event is skipped, whatever it began with.
 		var f eventFields
@@ -74,6 +90,9 @@ func (s *stream) scan(b []byte) {
 		}
 		s.events++
 		s.event(&f, data)
+		if !s.failed {
+			s.content = s.chunk.learn(&f, data)
+		}
 		return !s.failed
 	})
 }
@@ -82,6 +101,7 @@ func (s *stream) scan(b []byte) {
 type eventFields struct {
 	typ, object, id, model, choices, usage, errObj, delta, response, item, outIdx []byte
 	tier, fingerprint                                                             []byte
+	obfuscation                                                                   []byte // OpenAI's random padding
 }
 
 func (f *eventFields) take(k, v []byte) bool {
@@ -112,6 +132,8 @@ func (f *eventFields) take(k, v []byte) bool {
 		f.tier = v
 	case "system_fingerprint":
 		f.fingerprint = v
+	case "obfuscation":
+		f.obfuscation = v
 	}
 	return true
 }
