@@ -53,10 +53,10 @@ type Memory struct {
 	traces   map[string]*traceState
 }
 
-// entry is a record as the ring holds it: with its Args, or with args,
-// what they add to an earlier record's, and Args nil.
+// entry is a record as the ring holds it (heldRecord): with its Args, or
+// with args, what they add to an earlier record's, and Args nil.
 type entry struct {
-	Record
+	heldRecord
 	args  *argsNode
 	bytes int64 // counted against MaxBytes
 }
@@ -203,8 +203,7 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	default: // partial Args are no base for the next record
 		shape.callID, shape.ends, shape.sums = "", shape.ends[:0], shape.sums[:0]
 	}
-	e := entry{Record: r}
-	e.link = nil
+	e := entry{heldRecord: hold(&r)}
 	var node *argsNode
 	switch {
 	case r.link != nil && base != nil:
@@ -257,10 +256,7 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	} else {
 		held.shape, held.spare = *shape, held.shape
 	}
-	e.bytes = int64(len(e.Args) + len(e.Kwargs) + len(e.Output) + len(e.Reasoning) + len(e.ProgramSource) + len(e.ErrorMessage))
-	for _, c := range e.ToolCalls {
-		e.bytes += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
-	}
+	e.bytes = e.payload()
 	if e.args != nil {
 		e.bytes += int64(len(e.args.rest))
 	}
@@ -314,8 +310,10 @@ func (m *Memory) shapeLazy(trace string, st *traceState) {
 // pushLocked stores e as the newest record.
 func (m *Memory) pushLocked(e entry) {
 	if m.n == len(m.ring) {
-		// Every slot is taken, and there is room to grow: double, in order.
-		grown := make([]entry, min(max(2*m.n, 16), m.cap))
+		// Every slot is taken, and there is room to grow: by a quarter, in
+		// order. A slot is a whole record (over 600 bytes), and a history
+		// that doubled would hold up to as many empty slots as records.
+		grown := make([]entry, min(max(m.n+m.n/4, 16), m.cap))
 		for i := range m.n {
 			grown[i] = m.ring[(m.start+i)%len(m.ring)]
 		}
@@ -390,7 +388,8 @@ func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total
 	for i := len(held) - 1; i >= 0; i-- {
 		e := held[i]
 		if !payload {
-			tail = append(tail, summary(&e.Record))
+			r := e.record()
+			tail = append(tail, summary(&r))
 			continue
 		}
 		c := copyOf(e, prev, prevArgs)
@@ -434,10 +433,11 @@ func (m *Memory) collect(traceID string, oneTrace bool) []Record {
 // e's Args follow those of prev, whose Args whole are prevArgs, they are
 // put together from prevArgs: one copy, however long the conversation.
 func copyOf(e, prev *entry, prevArgs []byte) Record {
+	r := e.record()
 	if e.args == nil {
-		return normalized(&e.Record)
+		return normalized(&r)
 	}
-	c := e.Record.Clone()
+	c := r.Clone()
 	c.Normalize()
 	node := e.args
 	if prev != nil && prev.args != nil && node.parent == prev.args && prevArgs != nil {
