@@ -149,24 +149,6 @@ func (r *Recorder) guidanceEditor(a *attempt) providers.GuidanceEditor {
 	return ed
 }
 
-// keyPending adds delta to the count of attempts under key that have ended
-// and that the worker has yet to settle, and reports whether there are
-// any.
-func (r *Recorder) keyPending(key attemptKey, delta int) bool {
-	r.keyMu.Lock()
-	defer r.keyMu.Unlock()
-	old := r.keyPend[key]
-	n := old + delta
-	if n <= 0 {
-		delete(r.keyPend, key)
-		r.keyed.Add(-int64(old))
-		return false
-	}
-	r.keyPend[key] = n
-	r.keyed.Add(int64(n - old))
-	return true
-}
-
 // tracePending adds delta to the count of a trace's ended calls not yet
 // in the history, and reports whether there are any. It counts only when
 // the preview is on.
