@@ -35,6 +35,10 @@ const tailStates = 4
 // state. The hashes chain from the call's user, so that two users'
 // conversations are never joined.
 //
+// A call that failed leaves its messages (their chain), so that the same
+// messages sent again, as a record of their own, join its conversation: a
+// first turn has no answer for its retry to continue from.
+//
 // Only hashes are kept, never messages: for each of the most recent
 // conversations (at most max), its last tailStates states and response
 // ids, in a list ordered by use.
@@ -45,6 +49,7 @@ type conversations struct {
 	mu      sync.Mutex
 	states  map[uint64]*conversation // a state → the conversation that reached it, the latest
 	byResp  map[string]*conversation // an OpenAI Responses response id → its conversation
+	failed  map[uint64]*conversation // the messages of a call that failed → its conversation, until sent again
 	byTrace map[string]*conversation
 	newest  *conversation // the list of conversations, by last use
 	oldest  *conversation
@@ -55,6 +60,7 @@ type conversation struct {
 	trace        string
 	states       [tailStates]uint64
 	responses    [tailStates]string
+	failed       uint64 // the messages of its latest failed call, not yet sent again (0: none)
 	nextState    int
 	nextResponse int
 	newer, older *conversation
@@ -67,6 +73,7 @@ func newConversations(max int, seed maphash.Seed) *conversations {
 		states:  make(map[uint64]*conversation),
 		byResp:  make(map[string]*conversation),
 		byTrace: make(map[string]*conversation),
+		failed:  make(map[uint64]*conversation),
 	}
 }
 
@@ -95,11 +102,15 @@ func (c *conversations) place(t turn) (trace string, inferred bool) {
 	if !th.talk && t.previous == "" && !startsConversations(t.method) {
 		return t.trace, false
 	}
+	sent := th.chain[len(th.groups)] // the call's messages, all of them
 	var conv *conversation
 	if t.trace != "" {
 		conv = c.byTrace[t.trace]
-	} else {
-		conv = c.continued(&th, t.previous)
+	} else if conv = c.continued(&th, t.previous); conv == nil && t.args != nil {
+		// The same messages as a call that failed: sent again, it
+		// belongs where the failure was (a first turn has no answer to
+		// continue from).
+		conv = c.failed[sent]
 	}
 	if conv != nil {
 		c.touch(conv)
@@ -110,9 +121,17 @@ func (c *conversations) place(t turn) (trace string, inferred bool) {
 		}
 		conv = c.add(trace)
 	}
+	if conv.failed != 0 && c.failed[conv.failed] == conv {
+		delete(c.failed, conv.failed) // sent again, or the conversation went on
+	}
+	conv.failed = 0
+	if t.args != nil && t.res != nil && !t.res.Outcome.OK {
+		conv.failed = sent
+		c.failed[sent] = conv
+	}
 	if t.args != nil && t.res != nil && t.res.Outcome.OK {
 		if answer, ok := c.answerHash(t.res); ok {
-			c.remember(conv, mix(c.seed, th.chain[len(th.groups)], answer))
+			c.remember(conv, mix(c.seed, sent, answer))
 		}
 	}
 	if t.res != nil && t.res.Outcome.OK && isResponsesID(t.res.Outcome.ResponseID) {
@@ -251,6 +270,9 @@ func (c *conversations) evict(conv *conversation) {
 		if id != "" && c.byResp[id] == conv {
 			delete(c.byResp, id)
 		}
+	}
+	if conv.failed != 0 && c.failed[conv.failed] == conv {
+		delete(c.failed, conv.failed)
 	}
 }
 

@@ -130,7 +130,11 @@
 // below are left out. OpenAI Responses' previous_response_id joins that
 // response's conversation outright. When two earlier calls fit equally
 // (the same answer twice), the most recent wins; two users' calls
-// ([WithUser]) are never joined. A call that continues nothing starts a
+// ([WithUser]) are never joined. A call that failed, sent again with the
+// same messages as a record of its own (its failure was not retriable, or
+// was recorded before the retry came), joins the failed call's
+// conversation: a first turn has no answer to continue from. A call that
+// continues nothing starts a
 // conversation with a fresh W3C trace id, marked trace_inferred too; a
 // trace the caller gave never is. Calls that carry no messages
 // (embeddings, token counts, unknown endpoints) get no trace.
