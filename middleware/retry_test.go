@@ -372,3 +372,36 @@ func TestDedupHeuristics(t *testing.T) {
 		assert.Len(t, e.records(), 1)
 	})
 }
+
+// When Retry cannot send a body again (it has no GetBody, and is longer
+// than the recorder's capture, so the recorder cannot replay it either),
+// the caller gets the server's own response, as http.Client returns a 307
+// it cannot follow: not an error of ours, with the server's message lost.
+func TestRetryThatCannotResendGivesTheResponseBack(t *testing.T) {
+	const overloaded = `{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error"}}`
+	s := (&scripted{}).add(503, overloaded, nil).add(200, chatResponse, nil)
+	srv := s.start(t)
+	rec := middleware.NewRecorder(middleware.WithMaxBody(1024, 0))
+	defer rec.Close()
+	hc := &http.Client{Transport: middleware.Chain(http.DefaultTransport, rec.Middleware(),
+		middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))}
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("long ", 1000) + `"}]}`
+	// A reader http.NewRequest cannot make a GetBody for.
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", io.MultiReader(strings.NewReader(body)))
+	require.NoError(t, err)
+	require.Nil(t, req.GetBody)
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, overloaded, string(got))
+	assert.Equal(t, int32(1), s.n.Load(), "sent once")
+
+	require.NoError(t, rec.Close())
+	r := rec.History().Records()
+	require.Len(t, r, 1)
+	assert.Equal(t, record.ErrorOverloaded, r[0].ErrorType)
+	assert.Contains(t, r[0].ErrorMessage, "overloaded")
+}
