@@ -674,7 +674,7 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 	whole := f.reason == endEOF && f.framed ||
 		f.length >= 0 && f.cap != nil && f.cap.total == f.length && f.reason != endAbandoned
 	if whole && res.Outcome.ErrorType == record.ErrorTransport {
-		// The provider found JSON that ends early (providers.Undecodable),
+		// The provider found JSON that ends early (a transport failure),
 		// but every byte the response declared came, and its end was
 		// marked: nothing was lost on the way. The server sent what cannot
 		// be decoded, and sending it again would not help.

@@ -140,7 +140,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args = append([][]byte{append(marked, '}')}, args...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -177,7 +177,7 @@ func elements(out [][]byte, v []byte) ([][]byte, []byte) {
 // elide returns raw with base64 data replaced by a marker: raw itself, a
 // view into the body, when there is none.
 func elide(raw []byte) []byte {
-	out, _ := providers.ElideBase64(raw)
+	out, _ := wire.ElideBase64(raw)
 	return out
 }
 
@@ -196,7 +196,7 @@ func speaker(method string, last gjson.Result) string {
 			return record.SpeakerAgent
 		}
 	}
-	if s := providers.SpeakerForRole(role); s != "" {
+	if s := wire.SpeakerForRole(role); s != "" {
 		return s
 	}
 	return record.SpeakerUser
@@ -298,7 +298,7 @@ func (k *kwargs) add(buf, key, rawValue []byte) []byte {
 func appendKey(dst, key []byte) []byte {
 	for _, c := range key {
 		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return append(dst, providers.JSONText("", string(key), "")...)
+			return append(dst, wire.JSONText("", string(key), "")...)
 		}
 	}
 	dst = append(dst, '"')

@@ -45,7 +45,7 @@ func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool
 	s.choices.lend()
 	s.scan(resp.Body)
 	if resp.Truncated {
-		if i := providers.FrameStart(resp.Tail); i >= 0 {
+		if i := wire.FrameStart(resp.Tail); i >= 0 {
 			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
@@ -53,7 +53,7 @@ func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool
 	case s.failed:
 	case s.events == 0 && !s.res.Finished && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0:
 		// Bytes, but not one event: nothing a client could read.
-		return providers.NotJSON(len(resp.Body))
+		return wire.NotJSON(len(resp.Body))
 	case s.chunks:
 		s.choices.finish(&s.res)
 	default:
@@ -62,13 +62,13 @@ func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool
 	// Read to its end without [DONE] (or response.completed): whole only if
 	// a finish reason came and the last event is not cut off.
 	if resp.EOF && !s.failed && !s.res.Finished && s.res.Outcome.OK && (s.choices.reason == "" || s.cut) {
-		providers.Unfinished(&s.res, "the stream ended without [DONE] or a finish reason")
+		wire.Unfinished(&s.res, "the stream ended without [DONE] or a finish reason")
 	}
 	return s.res
 }
 
 func (s *stream) scan(b []byte) {
-	providers.ScanSSE(b, func(ev providers.Event) bool {
+	wire.ScanSSE(b, func(ev wire.Event) bool {
 		data := bytes.TrimSpace(ev.Data)
 		if string(data) == "[DONE]" {
 			s.res.Finished = true
