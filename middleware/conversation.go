@@ -404,7 +404,10 @@ func (c *conversations) messageHashes(groups []messageGroup, args []byte) (_ []m
 func (c *conversations) reduce(item []byte) canonEntry {
 	it := gjson.Parse(unsafe.String(&item[0], len(item))) // a view: item is not changed while it is read
 	kind, message := itemKind(it)
-	return canonEntry{hash: canonicalItems(c.seed, [][]byte{item}), kind: uint8(kind), message: message}
+	var m canonMessage
+	m.start(c.seed)
+	m.item(it)
+	return canonEntry{hash: m.sum(), kind: uint8(kind), message: message}
 }
 
 const (
