@@ -1,9 +1,12 @@
 package record_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,5 +92,47 @@ func setNonZero(t *testing.T, v reflect.Value) {
 		v.Set(m)
 	default:
 		t.Fatalf("no value for a %s", v.Type())
+	}
+}
+
+// The same request made by independent calls (a probe, a batch job) is
+// held once: the first records of different traces with the same Args
+// share them, through Add and AddBorrowed alike, and each reads back whole.
+func TestMemorySharesIdenticalFirstRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap")
+	}
+	args := []byte(`[{"role":"user","content":"` + strings.Repeat("Is the service up? ", 200) + `"}]`)
+	for _, borrowed := range []bool{false, true} {
+		held := heapHeld(func() any {
+			m := record.NewMemory(0)
+			buf := make([]byte, len(args))
+			for i := range 500 {
+				r := call(i, fmt.Sprintf("trace-%d", i), nil)
+				if borrowed {
+					copy(buf, args)
+					r.Args = buf
+					m.AddBorrowed(r)
+					clear(buf) // the lender's buffer serves another call
+				} else {
+					r.Args = bytes.Clone(args)
+					m.Add(r)
+				}
+			}
+			return m
+		})
+		t.Logf("borrowed %t: 500 records of %d bytes of args: %d bytes held", borrowed, len(args), held)
+		// Each record takes its fields, about 800 bytes; 500 copies of the
+		// Args would take five times that.
+		assert.Less(t, held, int64(500*len(args)/4), "borrowed %t: held once, not 500 times", borrowed)
+	}
+	m := record.NewMemory(3)
+	for i := range 5 {
+		r := call(i, fmt.Sprintf("trace-%d", i), nil)
+		r.Args = append([]byte(nil), args...)
+		m.AddBorrowed(r)
+	}
+	for _, r := range m.Records() {
+		assert.Equal(t, string(args), string(r.Args))
 	}
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"sync"
 )
 
@@ -51,14 +52,28 @@ type Memory struct {
 	maxBytes int64
 	dropped  uint64
 	traces   map[string]*traceState
+	// shared holds, by a hash of their bytes, the Args of the first
+	// records of traces held, so that identical ones (the same request
+	// made by independent calls: a probe, a batch job, a retry recorded
+	// apart) are held once. Guarded by linkMu.
+	shared map[uint64]*sharedArgs
+}
+
+// sharedArgs is the Args of first records that are the same bytes, held
+// once, and how many records held share them.
+type sharedArgs struct {
+	b    []byte
+	key  uint64
+	refs int
 }
 
 // entry is a record as the ring holds it (heldRecord): with its Args, or
 // with args, what they add to an earlier record's, and Args nil.
 type entry struct {
 	heldRecord
-	args  *argsNode
-	bytes int64 // counted against MaxBytes
+	args   *argsNode
+	shared *sharedArgs // Args are these, shared with other first records
+	bytes  int64       // counted against MaxBytes
 }
 
 // argsNode holds the Args of a record as what they add to those of an
@@ -212,10 +227,9 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		node = newArgsNode(base, size, append([]byte(nil), r.Args[1+size:len(r.Args)-1]...))
 		e.Args, e.args = nil, node
 	case first:
-		// A base for the next record if it shapes: a view of the Args it keeps.
-		if borrowed {
-			e.Args = bytes.Clone(r.Args)
-		}
+		// A base for the next record if it shapes: a view of the Args it
+		// keeps, held once for every first record with the same bytes.
+		e.Args, e.shared = m.share(r.Args, borrowed)
 		if n := len(e.Args); n >= 2 && e.Args[0] == '[' && e.Args[n-1] == ']' {
 			node = newArgsNode(nil, 0, e.Args[1:n-1])
 		}
@@ -265,6 +279,29 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		m.dropOldestLocked()
 	}
 	return r
+}
+
+// share returns args as the history holds them for a trace's first
+// record: the bytes of an identical first record already held, else
+// args (a copy when borrowed), now shared. m.linkMu must be held.
+func (m *Memory) share(args []byte, borrowed bool) ([]byte, *sharedArgs) {
+	key := maphash.Bytes(shapeSeed, args)
+	if sh := m.shared[key]; sh != nil && bytes.Equal(sh.b, args) {
+		sh.refs++
+		return sh.b, sh
+	}
+	if borrowed {
+		args = bytes.Clone(args)
+	}
+	if m.shared == nil {
+		m.shared = make(map[uint64]*sharedArgs)
+	}
+	if m.shared[key] != nil {
+		return args, nil // another first record's, by a rare collision: not shared
+	}
+	sh := &sharedArgs{b: args, key: key, refs: 1}
+	m.shared[key] = sh
+	return args, sh
 }
 
 // shapeLazy shapes the Args of a trace's only record (traceState.lazy),
@@ -333,6 +370,11 @@ func (m *Memory) dropOldestLocked() {
 		delete(m.traces, old.TraceID)
 	}
 	m.bytes -= old.bytes
+	if sh := old.shared; sh != nil {
+		if sh.refs--; sh.refs == 0 {
+			delete(m.shared, sh.key)
+		}
+	}
 	*old = entry{}
 	m.start = (m.start + 1) % len(m.ring)
 	m.n--
@@ -482,7 +524,7 @@ func (m *Memory) Reset() {
 	defer m.linkMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ring, m.start, m.n, m.bytes, m.dropped, m.traces = nil, 0, 0, 0, 0, nil
+	m.ring, m.start, m.n, m.bytes, m.dropped, m.traces, m.shared = nil, 0, 0, 0, 0, nil, nil
 }
 
 // normalized returns a normalized copy of r. Records are normalized when
