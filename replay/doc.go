@@ -180,7 +180,7 @@
 // [WithMatchedHeaders] and [WithRequestHeaders]); user info and key=,
 // api_key=, token= and similar query parameters are removed from URLs.
 // Before an interaction is kept, and again before the file is written,
-// every field is checked for key-shaped strings (what [middleware.Redact]
+// every field is checked for key-shaped strings (what [redact.Secrets]
 // would remove) and for the literal values of the credentials the requests
 // carried. One found is an error, never a commit: the request is not sent
 // (a secret in a request) or the body's last Read and Close fail (a secret

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // MatchFunc says whether a recorded request answers the one being made.
@@ -256,7 +256,7 @@ const lead = 20
 // twice. Both are redacted first, so a cut never leaves part of a secret
 // that redaction would no longer recognize.
 func excerpt(s, other string, quote func(string) string) string {
-	s, other = middleware.Redact(s), middleware.Redact(other)
+	s, other = redact.Secrets(s), redact.Secrets(other)
 	i := 0
 	for i < len(s) && i < len(other) && s[i] == other[i] {
 		i++
@@ -590,7 +590,7 @@ func quoteJSON(s string) string {
 
 // shorten redacts secrets and cuts s to about maxValue bytes.
 func shorten(s string) string {
-	return cut(middleware.Redact(s))
+	return cut(redact.Secrets(s))
 }
 
 // cut cuts s to about maxValue bytes, an ellipsis marking the cut.
@@ -648,7 +648,7 @@ func describe(r *Request) string {
 	if q := safeURL(r.URL).RawQuery; q != "" {
 		s += "?" + q
 	}
-	return middleware.Redact(s)
+	return redact.Secrets(s)
 }
 
 // ErrMiss is matched (errors.Is) by every [*MissError].

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // Mode says what a cassette does with a request.
@@ -155,7 +155,7 @@ func WithMatchedHeaders(names ...string) Option {
 	return func(c *config) {
 		for _, n := range names {
 			n = http.CanonicalHeaderKey(n)
-			if !middleware.IsCredentialHeader(n) {
+			if !redact.IsCredentialHeader(n) {
 				c.matchedHeaders = append(c.matchedHeaders, n)
 				c.keptHeaders[n] = true
 			}
