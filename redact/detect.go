@@ -17,24 +17,27 @@ func (r *Redactor) find(t []byte, key []byte, value bool, out []Match) []Match {
 	}
 	n := len(out)
 	k := &r.cfg.kinds
-	if k[Email] {
+	c := takeCensus(t)
+	if k[Email] && c.at > 0 {
 		out = findEmails(t, out)
 	}
-	if k[Phone] {
+	if k[Phone] && c.digits >= 8 {
 		out = findPhones(t, key, out)
 	}
-	if k[Card] {
+	if k[Card] && c.digits >= 13 {
 		out = findCards(t, out)
 	}
-	if k[IBAN] {
+	if k[IBAN] && c.digits >= 2 && c.upper+c.lower >= 2 {
 		out = findIBANs(t, out)
 	}
-	if k[IP] {
+	if k[IP] && c.digits >= 4 && c.dots >= 3 {
 		out = findIPv4s(t, out)
+	}
+	if k[IP] && c.colons >= 2 {
 		out = findIPv6s(t, out)
 	}
 	if k[Secret] {
-		out = findKeys(t, key, value, out)
+		out = findKeys(t, key, value, &c, out)
 	}
 	out = merge(out, n)
 	if len(out) > n && bytes.IndexByte(t, '[') >= 0 {
@@ -98,6 +101,34 @@ func markEnd(t []byte, i int) int {
 	return j + 1
 }
 
+// census counts what the detectors need in a text: one pass, so that a
+// detector whose values cannot be there (a phone number in text of fewer
+// than eight digits) does not read it.
+type census struct {
+	digits, upper, lower, at, dots, colons, equals int
+}
+
+func takeCensus(t []byte) census {
+	var n [8]int
+	for _, b := range t {
+		n[censusClass[b]]++
+	}
+	return census{digits: n[1], upper: n[2], lower: n[3], at: n[4], dots: n[5], colons: n[6], equals: n[7]}
+}
+
+// censusClass sorts bytes for takeCensus: 0 for the bytes it does not
+// count.
+var censusClass = func() (c [256]uint8) {
+	for b := '0'; b <= '9'; b++ {
+		c[b] = 1
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		c[b], c[b+'a'-'A'] = 2, 3
+	}
+	c['@'], c['.'], c[':'], c['='] = 4, 5, 6, 7
+	return c
+}()
+
 // merge sorts out[n:] and merges the matches that overlap: the bytes any
 // detector found are all replaced, under the kind of the longest match
 // among them (of two as long, the kind that comes first in [Kinds]).
@@ -137,6 +168,12 @@ func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
 func isAlnum(c byte) bool  { return isDigit(c) || isLetter(c) }
 func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
+// glued reports whether a value cannot start after c: c is a letter or a
+// digit (the value would be inside a word), or the end of a mark (so
+// that a value glued to one found before is judged the same in a second
+// pass as in the first: redacting twice changes nothing).
+func glued(c byte) bool { return isAlnum(c) || c == ']' }
+
 func upper(c byte) byte {
 	if isLower(c) {
 		return c - 'a' + 'A'
@@ -151,30 +188,31 @@ func lower(c byte) byte {
 	return c
 }
 
-// wordBefore reports whether one of words ends within the window bytes
-// before t[i], starting a word (not after a letter), in any case.
+// wordBefore reports whether a word within the window bytes before t[i]
+// starts with one of words (lower case), in any case; not the name of a
+// mark ("[PHONE]"), nor a word the window cuts.
 func wordBefore(t []byte, i, window int, words []string) bool {
 	from := max(0, i-window)
-	for _, w := range words {
-		if hasWord(t[from:i], w) {
-			return true
+	for j := i; j > from; {
+		for j > from && !isLetter(t[j-1]) {
+			j--
 		}
-	}
-	return false
-}
-
-// hasWord reports whether w (lower case) starts a word of t, in any case.
-func hasWord(t []byte, w string) bool {
-	for i := 0; i+len(w) <= len(t); i++ {
-		if lower(t[i]) != w[0] || i > 0 && isLetter(t[i-1]) {
+		end := j
+		for j > from && isLetter(t[j-1]) {
+			j--
+		}
+		switch {
+		case j == end:
+			return false
+		case j == from && from > 0 && isLetter(t[from-1]):
+			return false // cut by the window
+		case j > 0 && t[j-1] == '[':
 			continue
 		}
-		k := 1
-		for k < len(w) && lower(t[i+k]) == w[k] {
-			k++
-		}
-		if k == len(w) {
-			return true
+		for _, w := range words {
+			if hasPrefixFold(t[j:end], w) {
+				return true
+			}
 		}
 	}
 	return false
@@ -359,7 +397,7 @@ func endsWord(t []byte, i int) bool {
 // Phone numbers.
 
 // phoneWords said before a bare run of digits make it a phone number.
-var phoneWords = []string{"phone", "tel", "mobile", "cell", "call", "whatsapp", "sms", "fax", "contact", "text me", "reach me", "handy", "telefon", "portable"}
+var phoneWords = []string{"phone", "tel", "mobile", "cell", "call", "whatsapp", "sms", "fax", "contact", "text", "reach", "handy", "telefon", "portable"}
 
 // notPhoneWords said before digits make them a reference of some other
 // kind, however much they look like a phone number ("ref 963 812 3953").
@@ -370,7 +408,7 @@ var notPhoneWords = []string{"ref", "order", "invoice", "account", "acct", "trac
 // fields of a CSV row, not the thousands of a number).
 func phoneMayFollow(t []byte, i int) bool {
 	switch c := t[i-1]; {
-	case isAlnum(c):
+	case glued(c):
 		return false
 	case c == ',':
 		return i < 2 || !isDigit(t[i-2])
@@ -440,34 +478,34 @@ func isPhone(t []byte, i int, g *groups, k int, key []byte, context bool) bool {
 	if first+1 < len(t) {
 		d1 = t[first+1]
 	}
-	said := func() bool {
-		return context && (wordBefore(t, i, 40, phoneWords) || len(key) > 0 && wordBefore(key, len(key), len(key), phoneWords))
-	}
-	switch {
-	case g.plus:
+	if g.plus {
 		// International: +44 20 7946 0958, +14155552671.
 		return digits >= 8 && digits <= 15 && d0 != '0' && (k > 1 || digits >= 10)
-	case wordBefore(t, i, 16, notPhoneWords):
-		return false
+	}
+	var form bool
+	switch {
 	case d0 == '0' && d1 == '0':
 		// An international access prefix: 0044 20 7946 0958.
-		return k > 1 && digits >= 11 && digits <= 17 && first+2 < len(t) && t[first+2] != '0'
+		form = k > 1 && digits >= 11 && digits <= 17 && first+2 < len(t) && t[first+2] != '0'
 	case isNANP(t, g, k, digits):
-		return true
+		form = true
 	case d0 == '0' && k > 1 && digits >= 10 && digits <= 11 && g.sameSeps(k) && trunkGroups(g, k):
 		// A national number with its trunk prefix: 020 7946 0958, 06 12 34 56 78.
-		return true
+		form = true
+	case !context:
 	case k == 1:
 		// Bare digits are a phone number only when the text says so.
-		switch {
-		case digits == 10 && (d0 == '0' || d0 >= '2'),
-			digits == 11 && (d0 == '0' || d0 == '1'):
-			return said()
-		}
+		form = (digits == 10 && (d0 == '0' || d0 >= '2') || digits == 11 && (d0 == '0' || d0 == '1')) && said(t, i, key)
 	case digits >= 9 && digits <= 11:
-		return said()
+		form = said(t, i, key)
 	}
-	return false
+	return form && !wordBefore(t, i, 16, notPhoneWords)
+}
+
+// said reports whether the text before t[i], or the JSON key of its
+// value, says a phone number follows.
+func said(t []byte, i int, key []byte) bool {
+	return wordBefore(t, i, 40, phoneWords) || len(key) > 0 && wordBefore(key, len(key), len(key), phoneWords)
 }
 
 // isNANP reports whether the first k groups are a North American number:
@@ -514,7 +552,7 @@ func findCards(t []byte, out []Match) []Match {
 		if !isDigit(t[i]) {
 			continue
 		}
-		if i > 0 && (isAlnum(t[i-1]) || t[i-1] == '.' || t[i-1] == '_' || t[i-1] == '-' && i > 1 && isDigit(t[i-2])) || tailOfCode(t, i) {
+		if i > 0 && (glued(t[i-1]) || t[i-1] == '.' || t[i-1] == '_' || t[i-1] == '-' && i > 1 && isDigit(t[i-2])) || tailOfCode(t, i) {
 			for i+1 < len(t) && isDigit(t[i+1]) {
 				i++
 			}

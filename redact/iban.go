@@ -28,7 +28,7 @@ const maxIBAN = 34
 
 func findIBANs(t []byte, out []Match) []Match {
 	for i := 0; i+15 <= len(t); i++ {
-		if !isLetter(t[i]) || !isLetter(t[i+1]) || !isDigit(t[i+2]) || !isDigit(t[i+3]) || i > 0 && isAlnum(t[i-1]) {
+		if !isLetter(t[i]) || !isLetter(t[i+1]) || !isDigit(t[i+2]) || !isDigit(t[i+3]) || i > 0 && glued(t[i-1]) {
 			continue
 		}
 		n, ok := ibanLengths[[2]byte{upper(t[i]), upper(t[i+1])}]

@@ -37,7 +37,7 @@ func findIPv4s(t []byte, out []Match) []Match {
 		if !isDigit(t[i]) {
 			continue
 		}
-		if i > 0 && (isAlnum(t[i-1]) || t[i-1] == '.' || t[i-1] == '_') {
+		if i > 0 && (glued(t[i-1]) || t[i-1] == '.' || t[i-1] == '_') {
 			for i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '.') {
 				i++
 			}
@@ -89,7 +89,7 @@ func findIPv6s(t []byte, out []Match) []Match {
 		if !isHex(c) && c != ':' {
 			continue
 		}
-		if i > 0 && (isAlnum(t[i-1]) || t[i-1] == ':' || t[i-1] == '.' || t[i-1] == '_') {
+		if i > 0 && (glued(t[i-1]) || t[i-1] == ':' || t[i-1] == '.' || t[i-1] == '_') {
 			continue
 		}
 		j, colons, digits := i, 0, false

@@ -40,7 +40,7 @@ var keyPrefixes = []keyPrefix{
 	{"ghs_", 30, 0, isAlnum},
 	{"ghr_", 30, 0, isAlnum},
 	{"github_pat_", 22, 0, alnumOrUnder},
-	{"glpat-", 20, 0, keyChar}, // GitLab
+	{"glpat-", 20, 0, keyChar},  // GitLab
 	{"xoxb-", 10, 0, slackChar}, // Slack
 	{"xoxp-", 10, 0, slackChar},
 	{"xoxa-", 10, 0, slackChar},
@@ -64,12 +64,12 @@ var keyStarts = func() (s [256]bool) {
 	return s
 }()
 
-func findKeys(t []byte, key []byte, value bool, out []Match) []Match {
+func findKeys(t []byte, key []byte, value bool, c *census, out []Match) []Match {
 	if value && len(t) >= 4 && secretField(key) && markEnd(t, 0) != len(t) {
 		return append(out, Match{Secret, 0, len(t)})
 	}
 	for i := 0; i < len(t); i++ {
-		if !keyStarts[t[i]] || i > 0 && isAlnum(t[i-1]) {
+		if !keyStarts[t[i]] || i > 0 && glued(t[i-1]) {
 			continue
 		}
 		if end, ok := secretAt(t, i); ok {
@@ -77,8 +77,10 @@ func findKeys(t []byte, key []byte, value bool, out []Match) []Match {
 			i = end - 1
 		}
 	}
-	out = findPasswords(t, out)
-	if !opaqueField(key) {
+	if c.colons+c.equals > 0 || bytes.Contains(t, []byte(" is ")) {
+		out = findPasswords(t, out)
+	}
+	if c.upper >= 2 && c.lower >= 2 && c.digits >= 1 && !opaqueField(key) {
 		out = findRandom(t, out)
 	}
 	return out
@@ -216,7 +218,7 @@ func findPasswords(t []byte, out []Match) []Match {
 		c := lower(t[i])
 		// After a letter or a digit it is inside a word; after '_' it may
 		// end a name (DB_PASSWORD=, OPENAI_API_KEY=).
-		if c != 'p' && c != 'a' && c != 's' && c != 't' || i > 0 && isAlnum(t[i-1]) {
+		if c != 'p' && c != 'a' && c != 's' && c != 't' || i > 0 && glued(t[i-1]) {
 			continue
 		}
 		for _, w := range passwordWords {

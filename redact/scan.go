@@ -24,14 +24,16 @@ const maxKey = 64
 // are not JSON (plain text, a server-sent event stream) are read the same
 // way, and what is found is replaced as well.
 type scanner struct {
-	r     *Redactor
-	in    []byte
-	json  bool // in starts as JSON does, with '{' or '['
-	edits []edit
-	key   []byte  // the last JSON key read, decoded: the context of the values after it
-	dec   []byte  // a string's text, escapes read
-	pos   []int   // pos[i]: the offset in the string's raw bytes of dec[i]'s escape or byte; one more for the end
-	found []Match // scratch for find
+	r      *Redactor
+	in     []byte
+	json   bool // in starts as JSON does, with '{' or '['
+	line   int  // where the line of in[lineAt] starts
+	lineAt int
+	edits  []edit
+	key    []byte  // the last JSON key read, decoded: the context of the values after it
+	dec    []byte  // a string's text, escapes read
+	pos    []int   // pos[i]: the offset in the string's raw bytes of dec[i]'s escape or byte; one more for the end
+	found  []Match // scratch for find
 }
 
 // edit replaces in[start:end] with mark, quoted when it stands for a
@@ -46,6 +48,7 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 func (s *scanner) reset(r *Redactor, b []byte) {
 	s.r, s.in = r, b
+	s.line, s.lineAt = 0, 0
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -163,13 +166,13 @@ func (s *scanner) plain(start, end int, key []byte, outside bool) {
 // of a server-sent event's data), and where it starts: before its minus
 // sign, if it has one, so that the sign goes with it.
 func (s *scanner) number(start, end int) (int, bool) {
-	if !s.json && !s.jsonLine(start) {
-		return start, false
-	}
 	for _, c := range s.in[start:end] {
 		if c < '0' || c > '9' {
 			return start, false
 		}
+	}
+	if !s.json && !s.jsonLine(start) && !s.whole(start, end) {
+		return start, false
 	}
 	from := start
 	if from > 0 && s.in[from-1] == '-' {
@@ -192,10 +195,29 @@ func (s *scanner) number(start, end int) (int, bool) {
 	return start, false
 }
 
+// whole reports whether in[start:end], with the minus sign before it,
+// is all of in but spaces: a JSON document that is one number.
+func (s *scanner) whole(start, end int) bool {
+	if start > 0 && s.in[start-1] == '-' {
+		start--
+	}
+	return len(bytes.TrimSpace(s.in[:start])) == 0 && len(bytes.TrimSpace(s.in[end:])) == 0
+}
+
 // jsonLine reports whether the line in[i] is on is JSON: it starts with
-// '{' or '[', after "data:" in an event stream.
+// '{' or '[', after "data:" in an event stream. The start of the line is
+// found by reading forward from the last one found, as the edits come in
+// order: each byte is read once.
 func (s *scanner) jsonLine(i int) bool {
-	line := s.in[bytes.LastIndexByte(s.in[:i], '\n')+1 : i]
+	if i < s.lineAt {
+		s.lineAt, s.line = 0, 0
+	}
+	for ; s.lineAt < i; s.lineAt++ {
+		if s.in[s.lineAt] == '\n' {
+			s.line = s.lineAt + 1
+		}
+	}
+	line := s.in[s.line:i]
 	line = bytes.TrimLeft(line, " \t")
 	if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 		line = bytes.TrimLeft(rest, " ")

@@ -36,7 +36,6 @@ func TestSecrets(t *testing.T) {
 	}
 }
 
-
 // AWS's credentials are known by name: a session token header, and a
 // presigned URL's signature, credential and token parameters.
 func TestAWSCredentialNames(t *testing.T) {
