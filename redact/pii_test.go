@@ -206,3 +206,61 @@ func FuzzBytes(f *testing.F) {
 		}
 	})
 }
+
+// A stream splits values across its events, a few characters each: they
+// are found all the same, marked in the event where they start, and
+// taken out of the others; each event stays valid JSON.
+func TestFramesAcrossEvents(t *testing.T) {
+	event := func(s string) []byte {
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": s}}}})
+		return []byte("data: " + string(b) + "\n\n")
+	}
+	frames := [][]byte{event("Write to ja"), event("ne@exam"), event("ple.com or call +44 20 "), event("7946 0958."), []byte("data: [DONE]\n\n")}
+	orig := make([][]byte, len(frames))
+	for i, f := range frames {
+		orig[i] = append([]byte(nil), f...)
+	}
+	r := redact.New(redact.WithKey([]byte("k")))
+	got := r.Frames(frames)
+	assert.Equal(t, orig, frames, "the frames given are not changed")
+
+	var text strings.Builder
+	for _, f := range got[:4] {
+		payload := strings.TrimSuffix(strings.TrimPrefix(string(f), "data: "), "\n\n")
+		var v struct {
+			Choices []struct {
+				Delta struct{ Content string } `json:"delta"`
+			} `json:"choices"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(payload), &v), "%s", f)
+		text.WriteString(v.Choices[0].Delta.Content)
+	}
+	assert.Equal(t, "Write to "+r.String("jane@example.com")+" or call "+r.String("+44 20 7946 0958")+".", text.String())
+	assert.Equal(t, "data: [DONE]\n\n", string(got[4]))
+
+	clean := [][]byte{event("Hello"), event(" world")}
+	assert.Equal(t, &clean[0], &r.Frames(clean)[0], "nothing found: the frames themselves")
+}
+
+// FuzzFrames: a text streamed in pieces of any sizes comes out as events
+// that are each valid JSON.
+func FuzzFrames(f *testing.F) {
+	f.Add("Write to jane@example.com or +44 20 7946 0958, card 4111 1111 1111 1111", uint64(0x0305070b0d))
+	f.Add(`"quoted \u0040 \\ jane\u0040example.com"`, uint64(1))
+	r := redact.New()
+	f.Fuzz(func(t *testing.T, text string, cuts uint64) {
+		var frames [][]byte
+		for rest := text; len(rest) > 0; cuts >>= 4 {
+			n := min(len(rest), int(cuts&15)+1)
+			b, _ := json.Marshal(map[string]any{"delta": map[string]string{"text": rest[:n]}})
+			frames = append(frames, append(append([]byte("data: "), b...), "\n\n"...))
+			rest = rest[n:]
+		}
+		for i, fr := range r.Frames(frames) {
+			payload := strings.TrimSuffix(strings.TrimPrefix(string(fr), "data: "), "\n\n")
+			if !json.Valid([]byte(payload)) {
+				t.Fatalf("frame %d is no longer JSON: %q (was %q)", i, fr, frames[i])
+			}
+		}
+	})
+}
