@@ -188,6 +188,12 @@
 // interaction and the field, never the secret. [WithBeforeSave] can scrub
 // an interaction first. A miss's message redacts what it shows too.
 //
+// Personal data is kept out with [WithRedactor] (a [redact.Redactor]):
+// emails, phone numbers, card numbers, IBANs, IP addresses and secrets in
+// what is kept, a stream's values split across its events included, are
+// replaced by their marks ("[EMAIL:3f9a1c]"), and each request is
+// redacted the same way before it is matched, so it still finds its line.
+//
 // # Re-recording
 //
 // Re-record when what the code sends changes on purpose (a new prompt, a

@@ -36,6 +36,13 @@ type norm struct {
 
 // normalize reduces r under the cassette's matching options.
 func (cfg *config) normalize(r *Request) norm {
+	if cfg.redactor != nil {
+		// A recording made without the redactor matches as one made
+		// with it: both are compared redacted.
+		c := *r
+		cfg.redactRequest(&c)
+		r = &c
+	}
 	n := norm{method: strings.ToUpper(r.Method), raw: r.Body}
 	if r.URL != nil {
 		n.path = r.URL.EscapedPath()
