@@ -49,6 +49,15 @@ type Options struct {
 	// Heartbeat is how often a live page's event stream is kept awake;
 	// default 20 s.
 	Heartbeat time.Duration
+	// Token, when not empty, is asked of every request: pages, assets and
+	// the event stream answer 401 without it. A browser brings it once in
+	// the address (?token=TOKEN, [TokenParam]); the handler keeps it in
+	// an HttpOnly, SameSite=Strict cookie and sends the browser on to the
+	// address without it, so links and live pages work. A script sends
+	// "Authorization: Bearer TOKEN". It is compared in constant time and
+	// never logged. llmhistory view makes one when it listens off
+	// loopback.
+	Token string
 }
 
 // Handler serves the viewer's pages over a [Source]. It only reads: every
@@ -56,6 +65,7 @@ type Options struct {
 type Handler struct {
 	src   Source
 	opts  Options
+	gate  *gate // nil: no token asked
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 
@@ -94,7 +104,7 @@ func NewHandler(src Source, opts Options) *Handler {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 20 * time.Second
 	}
-	h := &Handler{src: src, opts: opts, mux: http.NewServeMux(), closed: make(chan struct{})}
+	h := &Handler{src: src, opts: opts, gate: newGate(opts.Token, opts.Prefix), mux: http.NewServeMux(), closed: make(chan struct{})}
 	h.pages = parseTemplates(opts.Prefix)
 	assets, _ := fs.Sub(assetFS, "assets")
 	files := http.FileServerFS(assets)
@@ -136,6 +146,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
 		http.Error(w, "llmhistory view: this host name is not allowed; open the address the viewer printed", http.StatusForbidden)
 		return
+	}
+	if !h.gate.allow(w, r) {
+		return // 401, or on to the address without the token
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hd.Set("Allow", "GET, HEAD")
