@@ -49,7 +49,7 @@ func (r *Redactor) Frames(frames [][]byte) [][]byte {
 // that text with its escapes read.
 type piece struct {
 	frame      int
-	start, end int   // the string's raw text: frames[frame][start:end]
+	start, end int // the string's raw text: frames[frame][start:end]
 	text       []byte
 	pos        []int // as scanner.pos: the raw offset of each byte of text, one more for the end
 }

@@ -225,4 +225,3 @@ func (w *statusWriter) Flush() {
 		f.Flush()
 	}
 }
-
