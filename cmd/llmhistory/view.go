@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -32,11 +35,18 @@ reload. A file truncated or
 replaced (log rotation) is read again from its start.
 
 The first line it prints is the address to open. It listens on
-127.0.0.1, on a free port, unless -addr says otherwise: on any other
-address, anyone who can reach it can read the history, and it warns so.
-Pages answer only to the names of a loopback address (127.0.0.1,
-localhost, ::1), so that no web site can read them through DNS rebinding.
-It is read-only: it changes no file. Interrupt (Ctrl-C) to stop.
+127.0.0.1, on a free port, unless -addr says otherwise. Pages answer only
+to the names of a loopback address (127.0.0.1, localhost, ::1), so that
+no web site can read them through DNS rebinding. On any other address
+every page and the live updates ask for a token: one made at launch and
+printed in the address (?token=...), or the one given with -token or in
+LLMHISTORY_VIEW_TOKEN (at least 16 characters; the variable keeps it out
+of the process list). A browser brings it once; the viewer keeps it in a
+cookie. Without it, a request gets 401. The token travels in the clear
+over plain HTTP: off a trusted network, put the viewer behind a reverse
+proxy that adds TLS (docs/viewer.md). A token given on loopback is asked
+for too. It is read-only: it changes no file. Interrupt (Ctrl-C) to
+stop.
 
 Lines that are not records are counted and skipped; the pages list the
 first few.`
@@ -77,8 +87,17 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	open := fs.Bool("open", false, "open the viewer in a browser")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
+	tokenFlag := fs.String("token", "", "ask every request for `TOKEN` (16 characters or more; default $"+envViewToken+", or one made at launch off loopback)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
+	}
+	token := *tokenFlag
+	if token == "" {
+		token = os.Getenv(envViewToken)
+	}
+	if token != "" && len(token) < minViewToken {
+		fmt.Fprintf(io.err, "llmhistory view: a token must have %d characters or more\n", minViewToken)
+		return exitUsage
 	}
 	inputs := fs.Args()
 	if len(inputs) == 0 {
@@ -130,15 +149,26 @@ func runView(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
+	made := token == "" && !loopback
+	if made {
+		token = newViewToken()
+		url += "?" + view.TokenParam + "=" + token
+	}
 	fmt.Fprintln(io.out, url)
 	if !loopback {
 		host, _, _ := net.SplitHostPort(*addr)
 		listening := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
-		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", listening)
+		where := "the one in the address above"
+		if !made {
+			where = "the one given (open the address with ?" + view.TokenParam + "=TOKEN)"
+		}
+		fmt.Fprintf(io.err, "llmhistory view: listening on %s, which is not loopback: every request must carry the token, %s; "+
+			"over plain HTTP it travels in the clear: put a reverse proxy with TLS in front (docs/viewer.md)\n", listening, where)
 	}
 
 	h := view.NewHandler(src, view.Options{
 		AllowedHosts: hosts,
+		Token:        token,
 		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -164,6 +194,19 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	defer cancel()
 	srv.Shutdown(shut)
 	return exitOK
+}
+
+// envViewToken gives the viewer's token, out of the process list.
+const envViewToken = "LLMHISTORY_VIEW_TOKEN"
+
+// minViewToken is the shortest token the viewer takes.
+const minViewToken = 16
+
+// newViewToken returns a token of 256 random bits, as URL-safe text.
+func newViewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // viewAddress returns the URL to print for the address listened on,
