@@ -79,7 +79,7 @@ func (g *gate) allow(w http.ResponseWriter, r *http.Request) bool {
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="llmhistory view"`)
 	w.Header().Set("Cache-Control", "no-store")
-	http.Error(w, "llmhistory view: this viewer asks for its token: open the address it printed, token and all", http.StatusUnauthorized)
+	http.Error(w, "llmhistory view: this viewer asks for its token. Open the address it printed when it started, ?token=... included, or ask whoever started it.", http.StatusUnauthorized)
 	return false
 }
 
