@@ -83,7 +83,7 @@ func readCorpus(t testing.TB, c corpus) []doc {
 var kindByName = map[string]redact.Kind{}
 
 func init() {
-	for _, k := range redact.Kinds {
+	for _, k := range redact.Kinds() {
 		kindByName[k.String()] = k
 	}
 }
@@ -169,7 +169,7 @@ func ratio(a, b int) float64 {
 
 func measure(docs []doc, r *redact.Redactor) map[redact.Kind]*score {
 	scores := map[redact.Kind]*score{}
-	for _, k := range redact.Kinds {
+	for _, k := range redact.Kinds() {
 		scores[k] = &score{}
 	}
 	for _, d := range docs {
@@ -248,7 +248,7 @@ func table(c corpus, docs []doc, scores map[redact.Kind]*score) string {
 		c.name, len(docs)-lookalike, total(scores, func(s *score) int { return s.planted }), c.planted, lookalike, c.lookalike)
 	b.WriteString("| detector | planted | found | recall | matches | right | precision | false positives in look-alikes | planted values left partly readable |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, k := range redact.Kinds {
+	for _, k := range redact.Kinds() {
 		s := scores[k]
 		fmt.Fprintf(&b, "| %s | %d | %d | %.3f | %d | %d | %.3f | %d | %d |\n", k, s.planted, s.found, s.recall(), s.matches, s.right, s.precision(), s.lookalikeHits, s.readable)
 	}
@@ -289,7 +289,7 @@ func TestCorpus(t *testing.T) {
 			logMistakes(t, docs, r)
 		}
 		floor := floors[c.name]
-		for _, k := range redact.Kinds {
+		for _, k := range redact.Kinds() {
 			s := scores[k]
 			assert.GreaterOrEqual(t, s.precision(), floor.precision, "%s: %s precision", c.name, k)
 			assert.GreaterOrEqual(t, s.recall(), floor.recall, "%s: %s recall", c.name, k)

@@ -82,7 +82,7 @@ func markEnd(t []byte, i int) int {
 		j++
 	}
 	name := string(t[i+1 : j])
-	if name != "REDACTED" && !slices.ContainsFunc(Kinds, func(k Kind) bool { return k.String() == name }) {
+	if name != "REDACTED" && !slices.ContainsFunc(precedence[:], func(k Kind) bool { return k.String() == name }) {
 		return 0
 	}
 	if j < len(t) && t[j] == ':' {

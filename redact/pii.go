@@ -26,9 +26,13 @@ const (
 	Secret                 // a credential: by a known prefix (sk-, AKIA, ghp_, xoxb-, AIza...), a named field, or its entropy
 )
 
-// Kinds lists every kind, in the order they win when two findings cover
-// the same bytes.
-var Kinds = []Kind{Secret, Card, IBAN, Email, Phone, IP}
+// precedence lists every kind, in the order they win when two findings
+// cover the same bytes.
+var precedence = [...]Kind{Secret, Card, IBAN, Email, Phone, IP}
+
+// Kinds returns every kind, a secret first: when two findings cover the
+// same bytes, the one whose kind comes first wins.
+func Kinds() []Kind { return slices.Clone(precedence[:]) }
 
 var kindNames = [...]string{Email: "EMAIL", Phone: "PHONE", Card: "CARD", IBAN: "IBAN", IP: "IP", Secret: "SECRET"}
 
@@ -40,7 +44,7 @@ func (k Kind) String() string {
 }
 
 // rank orders kinds by precedence: lower wins a tie.
-func (k Kind) rank() int { return slices.Index(Kinds, k) }
+func (k Kind) rank() int { return slices.Index(precedence[:], k) }
 
 // Option configures a [Redactor].
 type Option func(*config)
@@ -86,7 +90,7 @@ type Redactor struct {
 // marks spans without a hash.
 func New(opts ...Option) *Redactor {
 	var cfg config
-	for _, k := range Kinds {
+	for _, k := range precedence {
 		cfg.kinds[k] = true
 	}
 	for _, o := range opts {
