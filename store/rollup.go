@@ -189,7 +189,7 @@ func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int6
 func (s *Store) fromRollups(q AggregateQuery) bool {
 	f := q.Filter
 	if s.dialect != SQLite || f.TraceID != "" || f.UserID != "" || len(f.Tags) > 0 || len(f.Metadata) > 0 ||
-		f.MinCostUSD > 0 || f.MinDuration > 0 || f.Text != "" {
+		f.MinCostUSD > 0 || f.MinDuration > 0 || f.Text != "" || len(f.Scores) > 0 {
 		return false
 	}
 	whole := func(t time.Time) bool { return t.IsZero() || t.UnixMicro()%hourMicros == 0 }

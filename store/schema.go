@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the schema this package writes. A
 // store is migrated up to it when opened for writing; a store of a newer
 // version is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // SchemaError is returned by [Open] for a store whose schema this version
 // cannot use: one written by a newer llmhistory, or, opened read-only, one
@@ -181,6 +181,7 @@ var migrations = []migration{
 			`CREATE INDEX record_text_tsv ON record_text USING GIN (tsv) WITH (fastupdate = off)`,
 		},
 	},
+	scoresMigration, // score_store.go
 }
 
 // metaTable holds the schema version and the SQLite record sequence.

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmhistory/llmhistory/store"
 )
 
 //go:embed templates/*.html
@@ -49,15 +51,18 @@ type Options struct {
 	// Heartbeat is how often a live page's event stream is kept awake;
 	// default 20 s.
 	Heartbeat time.Duration
-	// Token, when not empty, is asked of every request: pages, assets and
-	// the event stream answer 401 without it. A browser brings it once in
-	// the address (?token=TOKEN, [TokenParam]); the handler keeps it in
-	// an HttpOnly, SameSite=Strict cookie and sends the browser on to the
-	// address without it, so links and live pages work. A script sends
-	// "Authorization: Bearer TOKEN". It is compared in constant time and
-	// never logged. llmhistory view makes one when it listens off
-	// loopback.
-	Token string
+	// Scores, when not nil, is where the pages read scores: on the call
+	// and conversation pages, a column of the list, and the overview.
+	Scores ScoreReader
+	// Annotate, when not nil, lets a reviewer holding its token add
+	// scores (annotate.go); the viewer is otherwise read-only.
+	Annotate *Annotation
+	// Token, when not nil, is asked of every request: pages, assets and
+	// the event stream answer 401 without it (see [Token] for how a
+	// browser brings it, and a script). llmhistory view gives one when it
+	// listens beyond loopback. It is also the annotation's, unless that
+	// has its own.
+	Token *Token
 }
 
 // Handler serves the viewer's pages over a [Source]. It only reads: every
@@ -65,7 +70,6 @@ type Options struct {
 type Handler struct {
 	src   Source
 	opts  Options
-	gate  *gate // nil: no token asked
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 
@@ -104,7 +108,15 @@ func NewHandler(src Source, opts Options) *Handler {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 20 * time.Second
 	}
-	h := &Handler{src: src, opts: opts, gate: newGate(opts.Token, opts.Prefix), mux: http.NewServeMux(), closed: make(chan struct{})}
+	if a := opts.Annotate; a != nil && a.Token == nil {
+		c := *a // the caller's is not written to
+		c.Token = opts.Token
+		if c.Token == nil {
+			c.Token = NewToken() // nobody holds it: nobody annotates
+		}
+		opts.Annotate = &c
+	}
+	h := &Handler{src: src, opts: opts, mux: http.NewServeMux(), closed: make(chan struct{})}
 	h.pages = parseTemplates(opts.Prefix)
 	assets, _ := fs.Sub(assetFS, "assets")
 	files := http.FileServerFS(assets)
@@ -115,6 +127,10 @@ func NewHandler(src Source, opts Options) *Handler {
 	h.mux.HandleFunc("GET /call/{id}", h.callPage)
 	h.mux.HandleFunc("GET /overview", h.overviewPage)
 	h.mux.HandleFunc("GET /events", h.events)
+	h.mux.HandleFunc("GET /queue", h.queue)
+	if opts.Annotate != nil {
+		h.mux.HandleFunc("POST /annotate", h.annotate)
+	}
 	h.mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "No such page.")
 	})
@@ -147,8 +163,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "llmhistory view: this host name is not allowed; open the address the viewer printed", http.StatusForbidden)
 		return
 	}
-	if !h.gate.allow(w, r) {
-		return // 401, or on to the address without the token
+	if t := h.token(); t != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && t.Admit(w, r, h.opts.Prefix) {
+		return // on to the address without the token
+	}
+	if t := h.opts.Token; t != nil && !t.allows(r) {
+		t.refuse(w) // 401
+		return
+	}
+	if r.Method == http.MethodPost && h.opts.Annotate != nil && r.URL.Path == "/annotate" {
+		h.mux.ServeHTTP(w, r) // annotate checks origin, token and form token
+		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hd.Set("Allow", "GET, HEAD")
@@ -156,6 +180,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// token is the token a browser brings in the address: the reading's,
+// else the annotation's.
+func (h *Handler) token() *Token {
+	if h.opts.Token != nil {
+		return h.opts.Token
+	}
+	if h.opts.Annotate != nil {
+		return h.opts.Annotate.Token
+	}
+	return nil
 }
 
 func (h *Handler) hostAllowed(host string) bool {
@@ -191,10 +227,14 @@ type page struct {
 	LiveFor string // the conversation it follows; "" for any
 	Status  *Status
 	Body    any
+	Scores  *pageScores // nil when the viewer reads no scores
 }
 
 func (h *Handler) newPage(title, nav string, body any) *page {
 	p := &page{Title: title, App: h.opts.Title, Base: h.opts.Prefix, Nav: nav, Body: body}
+	if h.opts.Scores != nil {
+		p.Scores = &pageScores{Base: h.opts.Prefix, Annotate: h.opts.Annotate != nil}
+	}
 	if sr, ok := h.src.(StatusReporter); ok {
 		st := sr.Status()
 		p.Status = &st
@@ -359,6 +399,12 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage("Conversations", "conversations", b)
 	p.Live = b.First
+	if p.Scores != nil {
+		p.Scores.Summary = map[string][]scoreSummary{}
+		for _, c := range pg.Conversations {
+			p.Scores.Summary[c.ID] = summarizeScores(h.scoresOf(r.Context(), store.ScoreQuery{TraceID: c.ID}))
+		}
+	}
 	h.render(w, r, "conversations", p)
 }
 
@@ -412,6 +458,12 @@ func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage(conversationTitle(tp.Conversation), "conversations", b)
 	p.Live, p.LiveFor = b.Next < 0, tp.Conversation.ID
+	if p.Scores != nil {
+		p.Scores.List = h.scoresOf(r.Context(), store.ScoreQuery{TraceID: tp.Conversation.ID})
+		if !tp.Conversation.NoTrace {
+			p.Scores.Form = h.annotateFormFor(r, "", tp.Conversation.ID)
+		}
+	}
 	h.render(w, r, "conversation", p)
 }
 
@@ -487,7 +539,12 @@ func (h *Handler) callPage(w http.ResponseWriter, r *http.Request) {
 	if m := modelOf(rec); m != "" {
 		title += " · " + m
 	}
-	h.render(w, r, "call", h.newPage(title, "conversations", b))
+	p := h.newPage(title, "conversations", b)
+	if p.Scores != nil {
+		p.Scores.List = h.scoresOf(r.Context(), store.ScoreQuery{CallIDs: []string{rec.CallID}})
+		p.Scores.Form = h.annotateFormFor(r, rec.CallID, "")
+	}
+	h.render(w, r, "call", p)
 }
 
 // shownFields are the record fields the call page shows in its own
@@ -583,6 +640,9 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage("Overview", "overview", b)
 	p.Live = true
+	if p.Scores != nil {
+		p.Scores.Overview = h.overviewScores(r.Context())
+	}
 	h.render(w, r, "overview", p)
 }
 

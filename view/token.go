@@ -1,6 +1,7 @@
 package view
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -13,82 +14,105 @@ import (
 // in, once: http://host:port/?token=TOKEN.
 const TokenParam = "token"
 
-// gate asks every request for the viewer's token ([Options.Token]). A
-// browser brings it once, in the address; the gate keeps it in a cookie
-// that is sent back with every page, asset and event stream of the
-// viewer, and sends the browser on to the address without it, so that it
-// stays out of the history and of bookmarks. A script sends it as a
-// bearer token. It is compared in constant time (as a SHA-256, so that
-// its length says nothing either) and never logged.
+// Token is a secret a browser proves it holds. The command prints it
+// once, in the address to open (?token=...); the viewer then keeps it in
+// a cookie (HttpOnly: no script reads it; SameSite=Strict: no other
+// site's page sends it; for the viewer's path only, marked Secure over
+// TLS) and sends the browser on to the same address without it, so that
+// it leaves no trace in the browser's history, a bookmark or a Referer.
+// A script sends it as "Authorization: Bearer TOKEN".
 //
-// The cookie is HttpOnly (no script reads it) and SameSite=Strict (no
-// other site's page sends it: a request another site makes a browser send
-// arrives without the token), so it also serves as the check that a
-// request comes from the viewer's own pages.
-type gate struct {
-	sum    [sha256.Size]byte // of the token
-	cookie string            // the cookie's name, the token's own
-	path   string            // the cookie's path: the handler's prefix
+// One token guards both what the viewer guards: reading, when it listens
+// beyond loopback ([Options.Token]: every page, asset and event stream
+// answers 401 without it), and annotation ([Annotation.Token], whose
+// POSTs also need the same origin and a form token derived from it). It
+// is compared in constant time, as a SHA-256 so that its length says
+// nothing either, and never logged. Its cookie is named after a hash of
+// it, so that viewers on other ports of one host (a cookie ignores the
+// port) keep theirs apart.
+type Token struct {
+	secret string
+	sum    [sha256.Size]byte // of secret
+	cookie string            // the cookie's name
 }
 
-// newGate returns the gate of a token; nil (everything passes) for "".
-func newGate(token, prefix string) *gate {
-	if token == "" {
+// NewToken makes a token of 256 random bits.
+func NewToken() *Token {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("view: no randomness for a token: " + err.Error()) // crypto/rand never fails on supported systems
+	}
+	return TokenOf(hex.EncodeToString(b[:]))
+}
+
+// TokenOf returns the token s, as given by its user (a flag, an
+// environment variable); nil for "".
+func TokenOf(s string) *Token {
+	if s == "" {
 		return nil
 	}
-	g := &gate{sum: sha256.Sum256([]byte(token)), path: prefix}
-	// A name of the token's own, from a hash that says nothing of it:
-	// viewers on other ports of one host (a cookie ignores the port) keep
-	// their cookies apart.
-	name := sha256.Sum256([]byte("llmhistory view cookie\x00" + token))
-	g.cookie = "llmhistory_view_" + hex.EncodeToString(name[:4])
-	return g
+	name := sha256.Sum256([]byte("llmhistory view cookie\x00" + s))
+	return &Token{secret: s, sum: sha256.Sum256([]byte(s)), cookie: "llmhistory_token_" + hex.EncodeToString(name[:4])}
 }
 
-func (g *gate) matches(s string) bool {
+// String returns the token, to print in the address to open.
+func (t *Token) String() string { return t.secret }
+
+func (t *Token) equal(s string) bool {
 	sum := sha256.Sum256([]byte(s))
-	return subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1
+	return subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1
 }
 
-// allow reports whether r carries the token, in its cookie, an
-// Authorization: Bearer header, or the address. When it does not, allow
-// has answered 401; when the address brought it, allow has set the
-// cookie and sent the browser on (303) to the address without it.
-func (g *gate) allow(w http.ResponseWriter, r *http.Request) bool {
-	if g == nil {
-		return true
-	}
-	if c, err := r.Cookie(g.cookie); err == nil && g.matches(c.Value) {
-		return true
-	}
-	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && g.matches(strings.TrimSpace(tok)) {
-		return true
-	}
-	if tok := r.URL.Query().Get(TokenParam); tok != "" && g.matches(tok) {
-		http.SetCookie(w, &http.Cookie{
-			Name: g.cookie, Value: tok, Path: g.path,
-			HttpOnly: true, SameSite: http.SameSiteStrictMode,
-			Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
-		})
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return true
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, withoutToken(r), http.StatusSeeOther)
+// Admit handles an address that carries the token (?token=): it sets the
+// cookie for path (the handler's prefix) and redirects to the same
+// address without it, and reports true. A request without one, or with a
+// wrong one, it leaves alone (false).
+func (t *Token) Admit(w http.ResponseWriter, r *http.Request, path string) bool {
+	given := r.URL.Query().Get(TokenParam)
+	if given == "" || !t.equal(given) {
 		return false
 	}
+	http.SetCookie(w, &http.Cookie{
+		Name: t.cookie, Value: t.secret, Path: path,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
+	})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, withoutToken(r), http.StatusSeeOther)
+	return true
+}
+
+// Holds reports whether the request's browser holds the token: its
+// cookie.
+func (t *Token) Holds(r *http.Request) bool {
+	c, err := r.Cookie(t.cookie)
+	return err == nil && t.equal(c.Value)
+}
+
+// allows reports whether r carries the token: its cookie, or a bearer
+// token.
+func (t *Token) allows(r *http.Request) bool {
+	if t.Holds(r) {
+		return true
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && t.equal(strings.TrimSpace(tok))
+}
+
+// refuse answers a request that does not carry the token.
+func (t *Token) refuse(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="llmhistory view"`)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Error(w, "llmhistory view: this viewer asks for its token. Open the address it printed when it started, ?token=... included, or ask whoever started it.", http.StatusUnauthorized)
-	return false
 }
 
 // withoutToken is the address r asked for, as the browser sent it (the
-// handler's prefix included), without the token.
+// handler's prefix included, which http.StripPrefix takes from r.URL),
+// without the token.
 func withoutToken(r *http.Request) string {
 	u, err := url.ParseRequestURI(r.RequestURI)
 	if err != nil {
-		u = &url.URL{Path: "/"}
+		u = &url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}
 	}
 	q := u.Query()
 	q.Del(TokenParam)

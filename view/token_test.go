@@ -43,7 +43,7 @@ func get(t *testing.T, c *http.Client, url string, header http.Header) (int, str
 // bearer token. A wrong token, in any of the three places, is refused.
 func TestHandlerToken(t *testing.T) {
 	src := view.FromRecords([]record.Record{rec("a", 0, "ana", true)})
-	h := view.NewHandler(src, view.Options{Token: testToken, Heartbeat: 50 * time.Millisecond})
+	h := view.NewHandler(src, view.Options{Token: view.TokenOf(testToken), Heartbeat: 50 * time.Millisecond})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()
@@ -58,7 +58,7 @@ func TestHandlerToken(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, code, "%s with a wrong token", p)
 		code, _ = get(t, stranger, srv.URL+p, http.Header{"Authorization": {"Bearer nope"}})
 		assert.Equal(t, http.StatusUnauthorized, code, "%s with a wrong bearer token", p)
-		code, _ = get(t, stranger, srv.URL+p, http.Header{"Cookie": {"llmhistory_view_00000000=" + testToken}})
+		code, _ = get(t, stranger, srv.URL+p, http.Header{"Cookie": {"llmhistory_token_00000000=" + testToken}})
 		assert.Equal(t, http.StatusUnauthorized, code, "%s with another viewer's cookie name", p)
 	}
 	code, _ := get(t, stranger, srv.URL+"/", http.Header{"Authorization": {"Bearer " + testToken}})
@@ -101,7 +101,7 @@ func TestHandlerToken(t *testing.T) {
 // sent on under it.
 func TestHandlerTokenUnderAPrefix(t *testing.T) {
 	src := view.FromRecords([]record.Record{rec("a", 0, "ana", true)})
-	h := view.NewHandler(src, view.Options{Token: testToken, Prefix: "/history/"})
+	h := view.NewHandler(src, view.Options{Token: view.TokenOf(testToken), Prefix: "/history/"})
 	mux := http.NewServeMux()
 	mux.Handle("/history/", http.StripPrefix("/history", h))
 	srv := httptest.NewServer(mux)
@@ -126,7 +126,7 @@ func TestBrowserToken(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, src.Wait(context.Background()))
 	defer src.Close()
-	h := view.NewHandler(src, view.Options{Token: testToken})
+	h := view.NewHandler(src, view.Options{Token: view.TokenOf(testToken)})
 	var events atomic.Int32
 	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := &statusWriter{ResponseWriter: w, first: func(code int) {
@@ -224,4 +224,27 @@ func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// One token guards reading and annotating: given as Options.Token, an
+// annotation without a token of its own takes it; brought once in the
+// address, it lets the browser read and shows it the annotation form.
+func TestHandlerTokenGuardsReadingAndAnnotating(t *testing.T) {
+	src := view.FromRecords(scoredRecords())
+	sf := view.OpenScoresFile([]string{filepath.Join(t.TempDir(), "h.scores.jsonl")}, src)
+	defer sf.Close()
+	tok := view.TokenOf(testToken)
+	srv := httptest.NewServer(view.NewHandler(src, view.Options{Token: tok, Scores: sf, Annotate: &view.Annotation{Sink: sf}}))
+	defer srv.Close()
+
+	code, _ := get(t, http.DefaultClient, srv.URL+"/c/conv-0", nil)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	code, page := get(t, browser, srv.URL+"/c/conv-0?token="+testToken, nil)
+	assert.Equal(t, http.StatusOK, code)
+	m := formToken.FindStringSubmatch(page)
+	require.NotNil(t, m, "the form, for the browser holding the token")
+	assert.Equal(t, tok.FormToken(), m[1])
+	assert.NotContains(t, page, testToken)
 }

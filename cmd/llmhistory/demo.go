@@ -239,6 +239,9 @@ func (d *demo) setUp(mode string) error {
 			return nil
 		})),
 		middleware.WithProgramSource(),
+		// Keep what the model said, so that its answers can be read and
+		// judged (llmhistory eval).
+		middleware.WithOutput(),
 		// Tell the model its history exists, with a preview of the last
 		// three calls of the conversation (see HistoryGuidance).
 		middleware.WithHistoryPreview(3),

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/store"
 	"github.com/llmhistory/llmhistory/view"
 )
 
@@ -48,6 +48,17 @@ proxy that adds TLS (docs/viewer.md). A token given on loopback is asked
 for too. It is read-only: it changes no file. Interrupt (Ctrl-C) to
 stop.
 
+Scores show on the pages: a store's, or those of the scores file beside
+each FILE (h.scores.jsonl, as llmhistory eval writes it). With -annotate,
+a reviewer adds scores from the pages (thumbs, a number, a category, a
+comment, on a conversation or a call) into the store (then opened for
+writing) or the first FILE's scores file; /queue?score=NAME opens, one
+after another, the conversations that have no NAME score yet. The address
+printed then carries a token made for this launch (unless one is given,
+as above): only a browser that opened it can annotate, and only from the
+viewer's own pages. Off loopback that one token guards reading and
+annotating alike.
+
 Lines that are not records are counted and skipped; the pages list the
 first few.`
 
@@ -70,15 +81,6 @@ var openBrowser = func(url string) error {
 	return nil
 }
 
-// openStoreSource opens a store URL, read-only, as a view.Source.
-func openStoreSource(ctx context.Context, url string, poll time.Duration) (view.Source, io.Closer, error) {
-	s, err := openStoreReader(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	return view.FromStore(s, poll), s, nil
-}
-
 // closer is io.Closer, named where a parameter called io hides the package.
 type closer = io.Closer
 
@@ -88,6 +90,8 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	open := fs.Bool("open", false, "open the viewer in a browser")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
 	tokenFlag := fs.String("token", "", "ask every request for `TOKEN` (16 characters or more; default $"+envViewToken+", or one made at launch off loopback)")
+	annotate := fs.Bool("annotate", false, "let a reviewer add scores from the pages (the address printed carries this launch's token)")
+	author := fs.String("author", "", "the reviewer's `name` in the scores they add (default: the user's login name)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -111,9 +115,13 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	}
 
 	var (
-		src   view.Source
-		stop  closer
-		files *view.JSONL
+		src    view.Source
+		stop   closer
+		files  *view.JSONL
+		scores view.ScoreReader
+		sink   interface {
+			AddScore(context.Context, store.Score) error
+		}
 	)
 	switch {
 	case isStoreURL(inputs[0]):
@@ -121,12 +129,20 @@ func runView(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintln(io.err, "llmhistory view: a store URL is read alone, without files")
 			return exitUsage
 		}
-		s, c, err := openStoreSource(ctx, inputs[0], *poll)
+		var st *store.Store
+		var err error
+		if *annotate {
+			openCtx, cancel := context.WithTimeout(ctx, openStoreTimeout)
+			st, err = store.OpenWith(openCtx, inputs[0], store.Options{Logger: slog.New(slog.DiscardHandler)})
+			cancel()
+		} else {
+			st, err = openStoreReader(ctx, inputs[0])
+		}
 		if err != nil {
 			fmt.Fprintln(io.err, "llmhistory view:", err)
 			return exitFailure
 		}
-		src, stop = s, c
+		src, stop, scores, sink = view.FromStore(st, *poll), st, st, st
 	default:
 		for _, in := range inputs {
 			if in == "-" {
@@ -140,6 +156,13 @@ func runView(ctx context.Context, args []string, io stdio) int {
 			return exitFailure
 		}
 		src, stop, files = j, j, j
+		paths := make([]string, len(inputs))
+		for i, in := range inputs {
+			paths[i] = store.ScoresPath(in)
+		}
+		sf := view.OpenScoresFile(paths, j)
+		defer sf.Close()
+		scores, sink = sf, sf
 	}
 	defer stop.Close()
 
@@ -149,10 +172,21 @@ func runView(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
-	made := token == "" && !loopback
+	// One token guards what needs guarding: reading off loopback (or
+	// whenever one is given), annotating always.
+	tok := view.TokenOf(token)
+	made := tok == nil && (!loopback || *annotate)
 	if made {
-		token = newViewToken()
-		url += "?" + view.TokenParam + "=" + token
+		tok = view.NewToken()
+		url += "?" + view.TokenParam + "=" + tok.String()
+	}
+	var reading *view.Token
+	if !loopback || token != "" {
+		reading = tok
+	}
+	var ann *view.Annotation
+	if *annotate {
+		ann = &view.Annotation{Sink: sink, Token: tok, Author: reviewerName(*author)}
 	}
 	fmt.Fprintln(io.out, url)
 	if !loopback {
@@ -168,7 +202,9 @@ func runView(ctx context.Context, args []string, io stdio) int {
 
 	h := view.NewHandler(src, view.Options{
 		AllowedHosts: hosts,
-		Token:        token,
+		Token:        reading,
+		Scores:       scores,
+		Annotate:     ann,
 		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -202,11 +238,15 @@ const envViewToken = "LLMHISTORY_VIEW_TOKEN"
 // minViewToken is the shortest token the viewer takes.
 const minViewToken = 16
 
-// newViewToken returns a token of 256 random bits, as URL-safe text.
-func newViewToken() string {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
+// reviewerName is who annotates: the name given, else the login name.
+func reviewerName(given string) string {
+	if given != "" {
+		return given
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "reviewer"
 }
 
 // viewAddress returns the URL to print for the address listened on,

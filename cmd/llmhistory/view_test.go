@@ -132,7 +132,7 @@ func TestViewNotLoopbackAsksForAToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	appendFile(t, path, line(testRecord(1, true)))
 	url, stderr, stop := startView(t, "-addr", "0.0.0.0:0", path)
-	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]{43}$`, url)
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$`, url)
 	base, token, _ := strings.Cut(url, "?token=")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "which is not loopback") }, 5*time.Second, 5*time.Millisecond)
 	port := base[len("http://127.0.0.1:") : len(base)-1]

@@ -4,8 +4,9 @@
 // lines.
 //
 // With OPENAI_API_KEY set it calls the OpenAI API (OPENAI_MODEL picks the
-// model, gpt-4o-mini by default); otherwise it starts a fake OpenAI server
-// on loopback and calls that, so it runs anywhere:
+// model, gpt-5.6-luna by default: the SDK marks the older small models
+// deprecated); otherwise it starts a fake OpenAI server on loopback and
+// calls that, so it runs anywhere:
 //
 //	go run ./examples/openaigo
 //
@@ -57,7 +58,7 @@ func run(ctx context.Context, out io.Writer, apiKey string) error {
 		opts = append(opts, option.WithAPIKey(apiKey))
 	}
 	if model == "" {
-		model = openai.ChatModelGPT4oMini
+		model = openai.ChatModelGPT5_6Luna
 	}
 	client := openai.NewClient(opts...)
 
