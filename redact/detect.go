@@ -437,10 +437,13 @@ func findPhones(t []byte, key []byte, out []Match) []Match {
 			continue
 		}
 		// The longest run of groups that is a phone number by its form,
-		// else by what the text says of it.
-		k := g.phone(t, i, key, false)
-		if k == 0 {
-			k = g.phone(t, i, key, true)
+		// else by what the text says of it. Fewer than 8 digits (9
+		// without a +) are no phone number of any form.
+		k := 0
+		if all := g.total(g.n); all >= 9 || g.plus && all >= 8 {
+			if k = g.phone(t, i, key, false); k == 0 {
+				k = g.phone(t, i, key, true)
+			}
 		}
 		if k > 0 {
 			out = append(out, Match{Phone, i, g.ends[k-1]})
@@ -459,7 +462,8 @@ func findPhones(t []byte, key []byte, out []Match) []Match {
 // no phone number.
 func (g *groups) phone(t []byte, i int, key []byte, context bool) int {
 	for k := g.n; k > 0; k-- {
-		if endsWord(t, g.ends[k-1]) && isPhone(t, i, g, k, key, context) {
+		// No form has more than 17 digits (an access prefix and 15).
+		if d := g.total(k); d >= 8 && d <= 17 && endsWord(t, g.ends[k-1]) && isPhone(t, i, g, k, key, context) {
 			return k
 		}
 		if k < g.n && !endsWord(t, g.ends[k-1]) || g.seps[k-1] != ' ' {
@@ -564,6 +568,9 @@ func findCards(t []byte, out []Match) []Match {
 		}
 		start := i
 		i = g.ends[0] - 1 // no card here: the next may start after this group
+		if g.total(g.n) < 13 {
+			continue // too few digits for any card
+		}
 		for k := g.n; k > 0; k-- {
 			end := g.ends[k-1]
 			if endsWord(t, end) && cardGroups(&g, k) && isCard(t[start:end]) {
