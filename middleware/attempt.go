@@ -18,6 +18,7 @@ import (
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/generic"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // attempt is one HTTP attempt being recorded. What is set in begin is
@@ -98,12 +99,12 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	ctx := req.Context()
 	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method, begun: r.fold.next(), reqURL: req.URL}
 	if r.cfg.userProviders {
-		a.header = safeHeader(req.Header) // only theirs may read it
+		a.header = redact.SafeHeader(req.Header) // only theirs may read it
 	}
 	if req.URL != nil {
 		a.url = *req.URL
 	}
-	a.secrets = credentials(req.Header, req.URL)
+	a.secrets = redact.CredentialValues(req.Header, req.URL)
 	c := r.captureRequest(req)
 	a.reqBody, a.reqCut, a.pooled, a.tee = c.buf, c.cut, c.pooled, c.tee
 
@@ -410,7 +411,7 @@ func (a *attempt) parse() {
 	}
 	a.preq = providers.Request{
 		Method:        a.method,
-		URL:           safeURL(&a.url, a.secrets),
+		URL:           redact.SafeURL(&a.url, a.secrets...),
 		Header:        a.header,
 		Body:          a.redact(a.reqBody),
 		BodyTruncated: a.reqCut,
@@ -452,12 +453,12 @@ func (a *attempt) parse() {
 // redact returns b without key-shaped strings and without the literal
 // credentials the request carried; b itself when it holds none.
 func (a *attempt) redact(b []byte) []byte {
-	return redactLiteralBytes(redactBytes(b), a.secrets)
+	return redact.LiteralBytes(redact.SecretBytes(b), a.secrets)
 }
 
 // redactString is redact for a string.
 func (a *attempt) redactString(s string) string {
-	return redactLiterals(Redact(s), a.secrets)
+	return redact.Literals(redact.Secrets(s), a.secrets)
 }
 
 // endReason says what finalized a call.

@@ -163,10 +163,12 @@
 // never passed to parsers; key= query parameters are removed from URLs;
 // key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies,
 // URL paths and error messages become [REDACTED] before a record exists
-// ([Redact]), and so do the literal values of the credentials the call
+// ([redact.Secrets]), and so do the literal values of the credentials the call
 // carried, whatever their shape. What [WithOutput] keeps is redacted
 // again once a stream's pieces are put together, since a stream may split
-// a key across its events. [WithRedactor] adds a hook of your own.
+// a key across its events. [WithRedactor] adds a hook of your own;
+// redact.PII is one that takes personal data out, on the recorder's
+// goroutine, off the call's path.
 //
 // # The history preview
 //

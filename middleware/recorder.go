@@ -19,6 +19,7 @@ import (
 	"github.com/llmhistory/llmhistory/providers/ollama"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // builtinProviders are asked after the ones given with WithProviders; the
@@ -275,7 +276,7 @@ func (r *Recorder) trouble(kind string, err error) {
 	}
 	defer func() { _ = recover() }() // the logger is user code too; nowhere left to report it
 	r.cfg.logger.LogAttrs(context.Background(), slog.LevelWarn, "llmhistory: "+kind+"; the call was not affected (logged once, counted in Recorder.Stats)",
-		slog.String("error", Redact(err.Error())))
+		slog.String("error", redact.Secrets(err.Error())))
 }
 
 // recovered turns a panic inside recording into a counted trouble.
@@ -347,7 +348,7 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 	if r.cfg.userProviders || resp.StatusCode >= 400 {
 		// Only theirs may read a success's (a copy on every call costs);
 		// an error's, rare, may name the error (Bedrock's X-Amzn-ErrorType).
-		f.header = safeHeader(resp.Header)
+		f.header = redact.SafeHeader(resp.Header)
 	}
 	if isRedirect(resp.StatusCode) {
 		if f.location = resp.Header.Get("Location"); f.location != "" {
