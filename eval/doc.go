@@ -72,6 +72,37 @@
 // code evaluator scores 8,600 calls a second on SQLite on a loaded
 // 2-core machine (reading the records alone: 21,000).
 //
+// # Datasets
+//
+// An [Item] is what a call asked (its input messages, the tools offered,
+// its parameters) and the answer it got, kept as the reference, with its
+// user, tags, metadata and the call IDs it came from; its ID is a digest
+// of its content, so the same exchange found twice is one item
+// ([Dataset.Add] merges its sources). [ItemsFromRecords] and
+// [ItemsFromStore] make items of calls, or of whole conversations, by any
+// store filter. A [Dataset] is a JSON Lines file a person reviews in a
+// pull request: a header with its name and content version
+// ([Dataset.Version]), then one item a line ([Dataset.WriteTo],
+// [ReadDataset], which names a bad line). [Export] writes it as
+// fine-tuning data in OpenAI's, Vertex AI's (Gemini) or Bedrock's
+// (Claude) format.
+//
+// # Experiments
+//
+// [RunExperiment] asks each item of a dataset of each [Variant] (a model,
+// a system prompt, parameters) through a [Task]: a function that calls
+// your own client, any SDK, built on the recorded *http.Client of the
+// [Call] it is given. Every call is recorded on the trial's trace, tagged
+// [ExperimentTag] with the experiment, variant and item in its metadata,
+// and each [Trial] is scored by the evaluators given, the item's
+// reference beside it ([Subject.Reference]; [Similarity], [ExactMatch]).
+// [Compare] sets runs side by side, item by item (the output's diff,
+// each score and its change, tokens, cost, latency, the wins, losses and
+// ties), in Markdown, JSON or HTML, the same bytes for the same answers.
+// [RunExperimentTest] and [Gate] fail a go test when a score drops below
+// a threshold or behind a baseline run. docs/datasets.md in the
+// repository is the reference.
+//
 // # Feedback
 //
 // An application records its users' feedback on the call it made: it
