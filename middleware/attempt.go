@@ -742,12 +742,14 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 				presp.Body, presp.Tail = nil, nil
 			}
 		}
-		if (f.status >= 400 || a.r.cfg.storeOutput || a.r.cfg.programSrc) && !binaryFrames(f.contentType) {
-			// An error body becomes the error message; with output kept,
-			// the text does: redact the body the provider reads.
-			// Otherwise nothing of a success's text is kept, and what is
-			// (model, ids) is redacted when the record is built: a body
-			// with no secret, nearly every body, is not scanned twice.
+		if (f.status >= 400 || a.r.cfg.programSrc) && !binaryFrames(f.contentType) {
+			// An error body becomes the error message, and with
+			// WithProgramSource the answer's code is scanned: redact the
+			// body the provider reads. A success's answer is redacted
+			// part by part as the record keeps it (boundedMessage: the
+			// text as read, escapes decoded and a stream's pieces put
+			// together), and its other strings (model, ids) when the
+			// record is built: a body is not scanned twice.
 			presp.Body = a.redact(presp.Body)
 			presp.Tail = a.redact(presp.Tail)
 		}
@@ -767,10 +769,11 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 	}()
 	presp.Scratch = scratch
 	res = a.prov.ParseResponse(&a.call, presp)
-	if binaryFrames(f.contentType) && (a.r.cfg.storeOutput || a.r.cfg.programSrc) {
+	if binaryFrames(f.contentType) && a.r.cfg.programSrc {
 		// A framed body is not redacted whole: a secret replaced in it
 		// would change a frame's length and break its CRC. What is read of
-		// it is redacted instead (the error message is, with the record).
+		// it is redacted instead, for the code scan (the error message is
+		// with the record, and the answer as the record keeps it).
 		for i := range res.Output.Parts {
 			p := &res.Output.Parts[i]
 			p.Content = a.redactString(p.Content)

@@ -286,3 +286,33 @@ func toolCalls(m *record.Message) []record.Part {
 	}
 	return out
 }
+
+// A success's body is not redacted before it is read: the answer is, part
+// by part, as read. So a key the body writes with JSON escapes (which no
+// scan of the body's bytes sees as a key) is redacted in the text, the
+// tool call's id and name, and the arguments, and the body's other
+// strings are redacted when the record is built.
+func TestOutputRedactedAsRead(t *testing.T) {
+	const key = "sk-proj-ESCAPEDsecret0123456789abcdefghij"
+	escaped := `sk\u002dproj-ESCAPEDsecret0123456789abcdefghij`
+	body := `{"id":"c-` + key + `","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"key: ` + escaped + `",` +
+		`"tool_calls":[{"id":"call ` + escaped + `","type":"function","function":{"name":"n ` + escaped + `","arguments":"{\"k\":\"` + key + `\"}"}}]},"finish_reason":"tool_calls"}]}`
+	e := newEnv(t)
+	srv := (&scripted{}).add(200, body, nil).start(t)
+	resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, body, string(got), "the caller gets every byte")
+	recs := e.sinkRecords(t)
+	require.Len(t, recs, 1)
+	r := recs[0]
+	assert.Equal(t, "key: "+redact.Redacted, r.Output.Text())
+	calls := toolCalls(r.Output)
+	require.Len(t, calls, 1)
+	assert.Equal(t, "call "+redact.Redacted, calls[0].ID)
+	assert.Equal(t, "n "+redact.Redacted, calls[0].Name)
+	assert.JSONEq(t, `{"k":"`+redact.Redacted+`"}`, string(calls[0].Arguments))
+	assert.Equal(t, "c-"+redact.Redacted, r.Outcome.ResponseID)
+	assert.NotContains(t, e.sinkText(), "ESCAPEDsecret")
+}

@@ -348,9 +348,11 @@ const maxOutputParts = 128
 // boundedMessage returns m as a record keeps it: at most maxOutputParts
 // parts; of each kind of what the model said (text, reasoning, refusals,
 // tool results, and tool calls' arguments with data kept as sent) at most
-// maxOutput bytes, redacted (a secret may be split between a stream's
-// events); ids, names, types and references at most maxMessage bytes
-// each. cut reports that something was left out. m's strings are its own
+// maxOutput bytes; ids, names, types and references at most maxMessage
+// bytes each. Every string but the part's type is redacted here, the one
+// pass over a success's answer (the body is not redacted before it is
+// read): as read, so that a secret split between a stream's events, or
+// written with JSON escapes, is found. cut reports that something was left out. m's strings are its own
 // (providers.Result's are): what is kept whole is kept as it is, what is
 // cut is copied, so that the record holds nothing of the rest.
 func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
@@ -380,7 +382,8 @@ func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
 	for i := range out.Parts {
 		p, q := &m.Parts[i], &out.Parts[i]
 		*q = *p
-		q.Type, q.ID, q.Name, q.MIMEType, q.URI = fit(p.Type, maxMessage), fit(p.ID, maxMessage), fit(p.Name, maxMessage), fit(p.MIMEType, maxMessage), fit(a.redactString(p.URI), maxMessage)
+		q.Type, q.ID, q.Name = fit(p.Type, maxMessage), fit(a.redactString(p.ID), maxMessage), fit(a.redactString(p.Name), maxMessage)
+		q.MIMEType, q.URI = fit(a.redactString(p.MIMEType), maxMessage), fit(a.redactString(p.URI), maxMessage)
 		if p.Content != "" {
 			used := kind(p.Type)
 			q.Content = fit(a.redactString(p.Content), maxOutput-*used)
