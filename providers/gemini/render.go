@@ -60,9 +60,7 @@ func (Provider) RenderRequest(method string, msgs []record.Message, kwargs []byt
 			config[k] = v
 		}
 	}
-	if len(config) > 0 {
-		body["generationConfig"] = config
-	}
+	body["generationConfig"] = config // genai sends one, empty or not
 	var system []obj
 	contents := []obj{}
 	for i := range msgs {
@@ -78,7 +76,7 @@ func (Provider) RenderRequest(method string, msgs []record.Message, kwargs []byt
 		contents = append(contents, obj{"role": role, "parts": parts(m)})
 	}
 	if system != nil {
-		body["systemInstruction"] = obj{"parts": system}
+		body["systemInstruction"] = obj{"role": "user", "parts": system} // the role genai gives it
 	}
 	body["contents"] = contents
 	b, err := providers.MarshalJSON(body)

@@ -37,7 +37,9 @@ func (Provider) RenderRequest(method string, msgs []record.Message, kwargs []byt
 		case "tools":
 			var tools []obj
 			for _, name := range convert.ToolNames(v) {
-				tools = append(tools, obj{"type": "function", "function": obj{"name": name}})
+				// Parameters the record does not keep: an object of any
+				// members (go-openai sends null for none).
+				tools = append(tools, obj{"type": "function", "function": obj{"name": name, "parameters": obj{"type": "object"}}})
 			}
 			body[k] = tools
 		case "response_format":
