@@ -60,13 +60,13 @@ func (g *gen) source(trace string, skipped []string) []byte {
 	p("cassette := replay.ForTest(t, %q)\n", g.opts.Cassette)
 	p("// The recorder's retry answers the recorded rate limits, as it did when the calls were made.\n")
 	p("hc := middleware.NewClient(nil, middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Millisecond}), cassette.Middleware())\n")
-	p("ctx := context.Background()\n")
+	p("ctx := context.Background()\n\n")
+	g.helpers(&b)
 	for i, c := range g.calls {
 		p("\n")
 		g.callSource(&b, i+1, c)
 	}
 	p("}\n")
-	g.helpers(&b)
 	return b.Bytes()
 }
 
@@ -102,7 +102,7 @@ cfg.BaseURL = "https://api.openai.com/v1"
 cfg.HTTPClient = hc
 client := goopenai.NewClientWithConfig(cfg)
 var req goopenai.ChatCompletionRequest
-testgenDecode(t, %s, &req)
+decode(t, %s, &req)
 `, goString(string(c.body)))
 		switch {
 		case c.failed:
@@ -113,7 +113,7 @@ if err != nil {
 	t.Fatal(err)
 }
 defer stream.Close()
-var got testgenAnswer
+var got answer
 for {
 	chunk, err := stream.Recv()
 	if errors.Is(err, io.EOF) {
@@ -136,7 +136,7 @@ for {
 				i = *tc.Index
 			}
 			for len(got.ToolCalls) <= i {
-				got.ToolCalls = append(got.ToolCalls, testgenToolCall{})
+				got.ToolCalls = append(got.ToolCalls, toolCall{})
 			}
 			got.ToolCalls[i].ID += tc.ID
 			got.ToolCalls[i].Name += tc.Function.Name
@@ -151,10 +151,10 @@ if err != nil {
 	t.Fatal(err)
 }
 msg := resp.Choices[0].Message
-got := testgenAnswer{Text: msg.Content, FinishReason: string(resp.Choices[0].FinishReason),
+got := answer{Text: msg.Content, FinishReason: string(resp.Choices[0].FinishReason),
 	InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}
 for _, tc := range msg.ToolCalls {
-	got.ToolCalls = append(got.ToolCalls, testgenToolCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
+	got.ToolCalls = append(got.ToolCalls, toolCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
 }
 `)
 		}
@@ -162,7 +162,7 @@ for _, tc := range msg.ToolCalls {
 		p(`client := openai.NewClient(openaioption.WithBaseURL("https://api.openai.com/v1/"), openaioption.WithAPIKey("replayed-key"),
 	openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(0))
 var params openai.ChatCompletionNewParams
-testgenDecode(t, %s, &params)
+decode(t, %s, &params)
 `, goString(string(c.body)))
 		switch {
 		case c.failed:
@@ -187,10 +187,10 @@ if err != nil {
 `)
 			}
 			p(`msg := resp.Choices[0].Message
-got := testgenAnswer{Text: msg.Content, FinishReason: resp.Choices[0].FinishReason,
+got := answer{Text: msg.Content, FinishReason: resp.Choices[0].FinishReason,
 	InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens}
 for _, tc := range msg.ToolCalls {
-	got.ToolCalls = append(got.ToolCalls, testgenToolCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
+	got.ToolCalls = append(got.ToolCalls, toolCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
 }
 `)
 		}
@@ -198,7 +198,7 @@ for _, tc := range msg.ToolCalls {
 		p(`client := anthropic.NewClient(anthropicoption.WithBaseURL("https://api.anthropic.com/"), anthropicoption.WithAPIKey("replayed-key"),
 	anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
 var params anthropic.MessageNewParams
-testgenDecode(t, %s, &params)
+decode(t, %s, &params)
 `, goString(string(c.body)))
 		switch {
 		case c.failed:
@@ -223,13 +223,13 @@ if err != nil {
 }
 `)
 			}
-			p(`got := testgenAnswer{FinishReason: string(resp.StopReason), InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
+			p(`got := answer{FinishReason: string(resp.StopReason), InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
 for _, b := range resp.Content {
 	switch b.Type {
 	case "text":
 		got.Text += b.Text
 	case "tool_use":
-		got.ToolCalls = append(got.ToolCalls, testgenToolCall{b.ID, b.Name, string(b.Input)})
+		got.ToolCalls = append(got.ToolCalls, toolCall{b.ID, b.Name, string(b.Input)})
 	}
 }
 `)
@@ -249,7 +249,7 @@ var req struct {
 	CachedContent     string                        `+"`json:\"cachedContent\"`"+`
 	GenerationConfig  genai.GenerateContentConfig   `+"`json:\"generationConfig\"`"+`
 }
-testgenDecode(t, %s, &req)
+decode(t, %s, &req)
 config := &req.GenerationConfig
 config.SystemInstruction, config.Tools, config.ToolConfig = req.SystemInstruction, req.Tools, req.ToolConfig
 config.SafetySettings, config.CachedContent = req.SafetySettings, req.CachedContent
@@ -258,13 +258,13 @@ config.SafetySettings, config.CachedContent = req.SafetySettings, req.CachedCont
 		case c.failed:
 			p("_, err = client.Models.GenerateContent(ctx, %q, req.Contents, config)\n", c.model)
 		default:
-			p("var got testgenAnswer\n")
+			p("var got answer\n")
 			if c.stream {
 				p("for resp, err := range client.Models.GenerateContentStream(ctx, %q, req.Contents, config) {\n", c.model)
-				p("if err != nil {\nt.Fatal(err)\n}\ntestgenGenAI(&got, resp)\n}\n")
+				p("if err != nil {\nt.Fatal(err)\n}\naddGenAI(&got, resp)\n}\n")
 			} else {
 				p("resp, err := client.Models.GenerateContent(ctx, %q, req.Contents, config)\n", c.model)
-				p("if err != nil {\nt.Fatal(err)\n}\ntestgenGenAI(&got, resp)\n")
+				p("if err != nil {\nt.Fatal(err)\n}\naddGenAI(&got, resp)\n")
 			}
 		}
 	}
@@ -281,7 +281,7 @@ if !strings.Contains(err.Error(), %q) {
 }
 `, status, cmpOr(status, "a transport error"))
 	} else {
-		p("testgenCheck(t, got, %s)\n", wantLiteral(c))
+		p("check(t, got, %s)\n", wantLiteral(c))
 	}
 	p("})\n")
 }
@@ -292,7 +292,7 @@ if !strings.Contains(err.Error(), %q) {
 func wantLiteral(c *call) string {
 	a := c.answer
 	var b strings.Builder
-	fmt.Fprintf(&b, "testgenAnswer{Text: %s, FinishReason: %q", goString(a.Message.Text()), a.FinishReason)
+	fmt.Fprintf(&b, "answer{Text: %s, FinishReason: %q", goString(a.Message.Text()), a.FinishReason)
 	var calls []string
 	for i := range a.Message.Parts {
 		p := &a.Message.Parts[i]
@@ -301,7 +301,7 @@ func wantLiteral(c *call) string {
 		}
 	}
 	if calls != nil {
-		fmt.Fprintf(&b, ",\nToolCalls: []testgenToolCall{%s}", strings.Join(calls, ",\n"))
+		fmt.Fprintf(&b, ",\nToolCalls: []toolCall{%s}", strings.Join(calls, ",\n"))
 	}
 	if u := a.Usage; u != nil {
 		in, out := u.InputTokens, u.OutputTokens
@@ -317,30 +317,34 @@ func wantLiteral(c *call) string {
 	return b.String()
 }
 
-// helpers writes the functions the calls share.
+// helpers writes what the calls share, inside the test function so
+// that several generated files live in one package.
 func (g *gen) helpers(w io.Writer) {
-	io.WriteString(w, `
-// testgenAnswer is what a call returned, as the test compares it.
-type testgenAnswer struct {
+	io.WriteString(w, `type toolCall struct{ ID, Name, Arguments string }
+// answer is what a call returned, as the test compares it.
+type answer struct {
 	Text                      string
-	ToolCalls                 []testgenToolCall
+	ToolCalls                 []toolCall
 	FinishReason              string
 	InputTokens, OutputTokens int64
 }
-
-type testgenToolCall struct{ ID, Name, Arguments string }
-
-// testgenDecode reads a recorded request into the SDK's own type.
-func testgenDecode(t *testing.T, recorded string, v any) {
+// decode reads a recorded request into the SDK's own type.
+decode := func(t *testing.T, recorded string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(recorded), v); err != nil {
 		t.Fatalf("reading the recorded request: %v", err)
 	}
 }
-
-// testgenCheck compares what the SDK returned with what was recorded;
-// tool call arguments as JSON.
-func testgenCheck(t *testing.T, got, want testgenAnswer) {
+sameJSON := func(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	return reflect.DeepEqual(x, y)
+}
+// check compares what the SDK returned with what was recorded; tool
+// call arguments as JSON.
+check := func(t *testing.T, got, want answer) {
 	t.Helper()
 	if got.Text != want.Text {
 		t.Errorf("text:\n got  %q\n want %q", got.Text, want.Text)
@@ -356,42 +360,36 @@ func testgenCheck(t *testing.T, got, want testgenAnswer) {
 	}
 	for i, w := range want.ToolCalls {
 		g := got.ToolCalls[i]
-		if g.ID != w.ID || g.Name != w.Name || !testgenSameJSON(g.Arguments, w.Arguments) {
+		if g.ID != w.ID || g.Name != w.Name || !sameJSON(g.Arguments, w.Arguments) {
 			t.Errorf("tool call %d: got %+v, want %+v", i, g, w)
 		}
 	}
 }
-
-func testgenSameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return a == b
-	}
-	return reflect.DeepEqual(x, y)
-}
 `)
 	if g.sdks[GenAI] {
-		io.WriteString(w, `
-// testgenGenAI adds a response (a stream's chunk, or the whole) to got.
-func testgenGenAI(got *testgenAnswer, resp *genai.GenerateContentResponse) {
+		io.WriteString(w, `// addGenAI adds a response (a stream's chunk, or the whole) to got.
+addGenAI := func(got *answer, resp *genai.GenerateContentResponse) {
 	if u := resp.UsageMetadata; u != nil {
 		got.InputTokens, got.OutputTokens = int64(u.PromptTokenCount), int64(u.CandidatesTokenCount)
 	}
-	if len(resp.Candidates) == 0 {
+	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
+		if len(resp.Candidates) > 0 && resp.Candidates[0].FinishReason != "" {
+			got.FinishReason = string(resp.Candidates[0].FinishReason)
+		}
 		return
 	}
 	c := resp.Candidates[0]
 	if c.FinishReason != "" {
 		got.FinishReason = string(c.FinishReason)
 	}
-	if c.Content == nil {
-		return
-	}
 	for _, p := range c.Content.Parts {
 		switch {
 		case p.FunctionCall != nil:
-			args, _ := json.Marshal(p.FunctionCall.Args)
-			got.ToolCalls = append(got.ToolCalls, testgenToolCall{p.FunctionCall.ID, p.FunctionCall.Name, string(args)})
+			args := []byte("{}")
+			if len(p.FunctionCall.Args) > 0 {
+				args, _ = json.Marshal(p.FunctionCall.Args)
+			}
+			got.ToolCalls = append(got.ToolCalls, toolCall{p.FunctionCall.ID, p.FunctionCall.Name, string(args)})
 		case p.Text != "" && !p.Thought:
 			got.Text += p.Text
 		}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/replay"
+)
+
+// TestTestgenInAFreshModule is the "done when": conversations
+// recorded through go-openai, genai and the Anthropic SDK (the demo's
+// script against its fakes: a retried call, a tool loop, streams from
+// OpenAI and Gemini, a failed call) and through openai-go (a retried
+// call, a tool loop, a streamed answer) become generated tests; go test
+// runs them in a module of their own, offline, and they pass; an answer
+// changed in a cassette makes them fail.
+func TestTestgenInAFreshModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module of its own with four SDKs (about a minute): run without -short")
+	}
+	dir := t.TempDir()
+	history := filepath.Join(dir, "h.jsonl")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"demo", "-provider", "fake", "-o", history, "-report", filepath.Join(dir, "r.md"), "-color", "never"},
+		stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	require.Equal(t, 0, code, errOut.String())
+	f, err := os.Open(history)
+	require.NoError(t, err)
+	recs, err := record.ReadJSONL(f)
+	f.Close()
+	require.NoError(t, err)
+	demoTrace := recs[0].TraceID
+
+	recordOpenAIGo(t, history, "openai-go-1")
+
+	mod := filepath.Join(dir, "mod")
+	require.NoError(t, os.MkdirAll(mod, 0o755))
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/replaytest\n\ngo 1.26.0\n\n"+
+		"require github.com/llmhistory/llmhistory v0.0.0\n\nreplace github.com/llmhistory/llmhistory => "+root+"\n"), 0o644))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.sum"), sum, 0o644))
+
+	for _, args := range [][]string{
+		{"testgen", "-o", mod, "-package", "replaytest", history, demoTrace},
+		{"testgen", "-o", mod, "-package", "replaytest", "-openai", "openai-go", history, "openai-go-1"},
+	} {
+		out.Reset()
+		errOut.Reset()
+		require.Equal(t, 0, run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errOut}), errOut.String())
+		t.Logf("%s%s", out.String(), errOut.String())
+	}
+	for _, key := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
+		filepath.WalkDir(mod, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(path)
+				require.NotContains(t, string(b), key, "a key in %s", path)
+			}
+			return nil
+		})
+	}
+
+	goTest := func() (string, error) {
+		cmd := exec.Command("go", "test", "-count=1", "-v", ".")
+		cmd.Dir = mod
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GONOSUMDB=*", "GOSUMDB=off", "GOPROXY=off", "LLMHISTORY_REPLAY=")
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	got, err := goTest()
+	require.NoError(t, err, got)
+	for _, want := range []string{"PASS: TestTraceDemo", "PASS: TestTraceOpenaiGo1", "openai.chat.completions.create", "gemini.models.streamGenerateContent", "anthropic.messages.create"} {
+		require.Contains(t, got, want)
+	}
+
+	// An answer changed in a cassette: the SDK gets another text, and the
+	// test says so.
+	cassette := filepath.Join(mod, "testdata", "openai_go_1.jsonl")
+	b, err := os.ReadFile(cassette)
+	require.NoError(t, err)
+	its, err := replay.Read(bytes.NewReader(b))
+	require.NoError(t, err)
+	last := its[len(its)-1].Response
+	require.True(t, last.Stream, "the conversation ends with a stream")
+	changed := false
+	for i, fr := range last.Frames {
+		if bytes.Contains(fr.Data, []byte("light layers")) {
+			last.Frames[i].Data = bytes.ReplaceAll(fr.Data, []byte("light layers"), []byte("heavy coats"))
+			changed = true
+		}
+	}
+	require.True(t, changed)
+	var buf bytes.Buffer
+	require.NoError(t, replay.Write(&buf, its))
+	require.NoError(t, os.WriteFile(cassette, buf.Bytes(), 0o644))
+	got, err = goTest()
+	require.Error(t, err, got)
+	require.Contains(t, got, "FAIL: TestTraceOpenaiGo1")
+	require.Contains(t, got, "heavy coats")
+	require.Contains(t, got, "PASS: TestTraceDemo", "the other conversation's test still passes")
+}
+
+// recordOpenAIGo records a conversation through openai-go against the
+// demo's OpenAI fake, appended to history: a question about the weather
+// (a rate limit, retried), a tool loop, and its answer streamed.
+func recordOpenAIGo(t *testing.T, history, trace string) {
+	t.Helper()
+	srv := httptest.NewServer(fakeOpenAI())
+	defer srv.Close()
+	f, err := os.OpenFile(history, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	rec := middleware.NewRecorder(middleware.WithSink(record.NewJSONL(f)))
+	hc := middleware.NewClient(nil, rec.Middleware(), middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Millisecond}))
+	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(fakeOpenAIKey), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	ctx := middleware.WithTrace(context.Background(), trace)
+
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a concise travel assistant."), openai.UserMessage("What's the weather in Lisbon in May?")}
+	first, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: msgs})
+	require.NoError(t, err)
+	msgs = append(msgs, first.Choices[0].Message.ToParam(), openai.UserMessage("Summarise what I've asked so far."))
+	tools := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "run_ruby"})}
+	call, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: msgs, Tools: tools})
+	require.NoError(t, err)
+	require.NotEmpty(t, call.Choices[0].Message.ToolCalls)
+	msgs = append(msgs, call.Choices[0].Message.ToParam(), openai.ToolMessage("1 question: the weather.", call.Choices[0].Message.ToolCalls[0].ID))
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: msgs,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	require.NoError(t, stream.Err())
+	require.Contains(t, acc.Choices[0].Message.Content, "light layers")
+	require.NoError(t, rec.Close())
+}
