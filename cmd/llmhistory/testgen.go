@@ -45,7 +45,7 @@ checks every cassette, and the test's clients use a placeholder key.
 
 Examples:
   llmhistory testgen -o ./agent sqlite:history.db demo-6hdx0t-1
-  llmhistory testgen -o ./agent -package agent -openai openai-go history.jsonl checkout-42
+  llmhistory testgen -o ./agent -openai openai-go history.jsonl checkout-42
   cd agent && go test -run TestTrace
 
 Exit status: 0 when the files were written; 1 when the trace has no call

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -37,13 +38,15 @@ func (g *gen) source(trace string, skipped []string) []byte {
 	if g.anyStream(GoOpenAI) {
 		imports = append(imports, `"errors"`, `"io"`)
 	}
+	slices.Sort(imports)
+	var third []string
 	for _, s := range []SDK{GoOpenAI, OpenAIGo, Anthropic, GenAI} {
 		if g.sdks[s] {
-			imports = append(imports, sdkImports[s]...)
+			third = append(third, sdkImports[s]...)
 		}
 	}
-	imports = append(imports, `"github.com/llmhistory/llmhistory/middleware"`, `"github.com/llmhistory/llmhistory/replay"`)
-	p("import (\n%s\n)\n\n", strings.Join(imports, "\n"))
+	third = append(third, `"github.com/llmhistory/llmhistory/middleware"`, `"github.com/llmhistory/llmhistory/replay"`)
+	p("import (\n%s\n\n%s\n)\n\n", strings.Join(imports, "\n"), strings.Join(third, "\n"))
 
 	what := "a recorded conversation"
 	if trace != "" {
