@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
@@ -45,6 +51,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 	demoTrace := recs[0].TraceID
 
 	recordOpenAIGo(t, history, "openai-go-1")
+	recordAnthropic(t, history, "anthropic-1")
 
 	mod := filepath.Join(dir, "mod")
 	require.NoError(t, os.MkdirAll(mod, 0o755))
@@ -59,6 +66,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 	for _, args := range [][]string{
 		{"testgen", "-o", mod, "-package", "replaytest", history, demoTrace},
 		{"testgen", "-o", mod, "-package", "replaytest", "-openai", "openai-go", history, "openai-go-1"},
+		{"testgen", "-o", mod, "-package", "replaytest", history, "anthropic-1"},
 	} {
 		out.Reset()
 		errOut.Reset()
@@ -84,7 +92,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 	}
 	got, err := goTest()
 	require.NoError(t, err, got)
-	for _, want := range []string{"PASS: TestTraceDemo", "PASS: TestTraceOpenaiGo1", "openai.chat.completions.create", "gemini.models.streamGenerateContent", "anthropic.messages.create"} {
+	for _, want := range []string{"PASS: TestTraceDemo", "PASS: TestTraceOpenaiGo1", "PASS: TestTraceAnthropic1", "openai.chat.completions.create", "gemini.models.streamGenerateContent", "anthropic.messages.create"} {
 		require.Contains(t, got, want)
 	}
 
@@ -146,5 +154,72 @@ func recordOpenAIGo(t *testing.T, history, trace string) {
 	}
 	require.NoError(t, stream.Err())
 	require.Contains(t, acc.Choices[0].Message.Content, "light layers")
+	require.NoError(t, rec.Close())
+}
+
+// recordAnthropic records a tool loop through anthropic-sdk-go, appended
+// to history, against a server of the Messages API: overloaded once (529,
+// retried), then a tool_use, then the answer to the tool's result,
+// streamed as Anthropic streams it.
+func recordAnthropic(t *testing.T, history, trace string) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch n := calls.Add(1); {
+		case n == 1:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(529)
+			io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+		case !bytes.Contains(body, []byte(`"tool_result"`)):
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"msg_01Tool","type":"message","role":"assistant","model":"claude-sonnet-5","content":[`+
+				`{"type":"text","text":"Let me check the forecast."},`+
+				`{"type":"tool_use","id":"toolu_01A","name":"get_weather","input":{"city":"Lisbon","month":"May"}}],`+
+				`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":120,"cache_read_input_tokens":30,"output_tokens":41}}`)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, ev := range []string{
+				`message_start`, `{"type":"message_start","message":{"id":"msg_01Final","type":"message","role":"assistant","model":"claude-sonnet-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":180,"output_tokens":1}}}`,
+				`content_block_start`, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+				`content_block_delta`, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Mild, 15 to 24 °C: "}}`,
+				`content_block_delta`, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"pack light layers."}}`,
+				`content_block_stop`, `{"type":"content_block_stop","index":0}`,
+				`message_delta`, `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":12}}`,
+				`message_stop`, `{"type":"message_stop"}`,
+			} {
+				if strings.HasPrefix(ev, "{") {
+					fmt.Fprintf(w, "data: %s\n\n", ev)
+				} else {
+					fmt.Fprintf(w, "event: %s\n", ev)
+				}
+			}
+		}
+	}))
+	defer srv.Close()
+	f, err := os.OpenFile(history, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	rec := middleware.NewRecorder(middleware.WithSink(record.NewJSONL(f)))
+	hc := middleware.NewClient(nil, rec.Middleware(), middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Millisecond}))
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(srv.URL), anthropicoption.WithAPIKey(fakeAnthropicKey),
+		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+	ctx := middleware.WithTrace(context.Background(), trace)
+
+	params := anthropic.MessageNewParams{Model: "claude-sonnet-5", MaxTokens: 300,
+		System:   []anthropic.TextBlockParam{{Text: "You are a concise travel assistant."}},
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What's the weather in Lisbon in May?"))},
+		Tools:    []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}}}}}}
+	first, err := client.Messages.New(ctx, params)
+	require.NoError(t, err)
+	require.Equal(t, anthropic.StopReasonToolUse, first.StopReason)
+	params.Messages = append(params.Messages, first.ToParam(),
+		anthropic.NewUserMessage(anthropic.NewToolResultBlock(first.Content[1].ID, `{"low":15,"high":24}`, false)))
+	stream := client.Messages.NewStreaming(ctx, params)
+	var answer anthropic.Message
+	for stream.Next() {
+		require.NoError(t, answer.Accumulate(stream.Current()))
+	}
+	require.NoError(t, stream.Err())
+	require.Equal(t, "Mild, 15 to 24 °C: pack light layers.", answer.Content[0].Text)
 	require.NoError(t, rec.Close())
 }

@@ -81,7 +81,8 @@ func blocks(m *record.Message) []obj {
 		case record.PartToolCall:
 			out = append(out, obj{"type": "tool_use", "id": p.ID, "name": p.Name, "input": convert.Arguments(p)})
 		case record.PartToolResult:
-			r := obj{"type": "tool_result", "tool_use_id": p.ID, "content": p.Content}
+			// Content as a list of text blocks, as the SDK sends it.
+			r := obj{"type": "tool_result", "tool_use_id": p.ID, "content": []obj{{"type": "text", "text": p.Content}}}
 			if p.IsError {
 				r["is_error"] = true
 			}
