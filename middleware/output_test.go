@@ -23,6 +23,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // payload reads a captured provider payload of the repository's shared
@@ -252,11 +253,11 @@ func TestOutputBoundsAndRedaction(t *testing.T) {
 	require.Len(t, recs, 2)
 
 	r := recs[0]
-	assert.Equal(t, "your key: "+middleware.Redacted, r.Output.Text())
-	assert.Equal(t, "I saw "+middleware.Redacted+" in the prompt.", r.Output.Reasoning())
+	assert.Equal(t, "your key: "+redact.Redacted, r.Output.Text())
+	assert.Equal(t, "I saw "+redact.Redacted+" in the prompt.", r.Output.Reasoning())
 	stored := toolCalls(r.Output)
 	require.Len(t, stored, 1)
-	assert.Equal(t, record.Part{Type: record.PartToolCall, ID: "call_1", Name: "store", Arguments: json.RawMessage(`{"k":"` + middleware.Redacted + `"}`)}, stored[0])
+	assert.Equal(t, record.Part{Type: record.PartToolCall, ID: "call_1", Name: "store", Arguments: json.RawMessage(`{"k":"` + redact.Redacted + `"}`)}, stored[0])
 	assert.NotContains(t, e.sinkText(), key[half:])
 
 	r = recs[1]

@@ -51,7 +51,7 @@ func parseResponse(method string, stream bool, resp *providers.Response) provide
 		return providers.Result{Outcome: record.Success(valueClass(method))}
 	case !record.ValidJSON(body):
 		// No SDK can decode it: cut on its way, or not JSON at all.
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	root := wire.Parse(body)
 	if method == MethodCountTokens {
@@ -88,10 +88,10 @@ type message struct {
 	class    string
 	id       string
 	model    string
-	reason   string                // stop_reason
-	refusal  string                // what stop_details says of a refusal
-	parts    []record.Part         // a whole Message's content
-	usage    providers.UsageReader // a field a later event carries replaces the earlier value
+	reason   string           // stop_reason
+	refusal  string           // what stop_details says of a refusal
+	parts    []record.Part    // a whole Message's content
+	usage    wire.UsageReader // a field a later event carries replaces the earlier value
 	finished bool
 	failed   bool
 	errType  string

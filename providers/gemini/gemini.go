@@ -295,7 +295,7 @@ func (p *parsed) turn(t gjson.Result) {
 // replaced by a marker: raw itself, a view into the body, when there is
 // none.
 func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
+	out, _ := wire.ElideBase64(wire.View(raw))
 	return out
 }
 

@@ -179,7 +179,7 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 	ct := resp.ContentType
 	if len(body) > 0 && !resp.Truncated && resp.EOF && strings.Contains(strings.ToLower(ct), "json") {
 		// It says it is JSON and is not: no client can decode it.
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	res.Outcome = record.Success("http.response")
 	if strings.HasPrefix(ct, "text/") {
@@ -228,7 +228,7 @@ func topFields(root gjson.Result) fields {
 		case "candidates":
 			f.answer = v.Get("0.content")
 		case "usage", "usageMetadata":
-			var u providers.UsageReader // every provider's shape, one meaning
+			var u wire.UsageReader // every provider's shape, one meaning
 			u.Read(v)
 			f.usage, f.usageCut = u.Usage(), u.OutOfRange()
 		}
@@ -244,7 +244,7 @@ var usageMark = []byte(`sage`)
 func parseStream(resp *providers.Response) providers.Result {
 	res := providers.Result{Outcome: record.Success("stream")}
 	scan := func(b []byte) {
-		providers.ScanSSE(b, func(ev providers.Event) bool {
+		wire.ScanSSE(b, func(ev wire.Event) bool {
 			data := bytes.TrimSpace(ev.Data)
 			if string(data) == "[DONE]" {
 				res.Finished = true
@@ -273,7 +273,7 @@ func parseStream(resp *providers.Response) providers.Result {
 	}
 	scan(resp.Body)
 	if resp.Truncated {
-		if i := providers.FrameStart(resp.Tail); i >= 0 {
+		if i := wire.FrameStart(resp.Tail); i >= 0 {
 			scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}

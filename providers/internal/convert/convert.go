@@ -215,17 +215,17 @@ func (a *Args) Add(m *record.Message) {
 func (a *Args) Len() int { return len(a.ends) }
 
 // Speaker is who spoke last: the speaker of the last message's role
-// (providers.SpeakerForRole), "" when there is none.
+// (wire.SpeakerForRole), "" when there is none.
 func (a *Args) Speaker() string {
 	if len(a.ends) == 0 {
 		return ""
 	}
-	return providers.SpeakerForRole(a.last)
+	return wire.SpeakerForRole(a.last)
 }
 
 // JSON returns the messages as a JSON array within req's bound of Args
 // (the latest kept when they do not all fit, behind a marker, as
-// providers.FitArray keeps them), and whether it cut.
+// wire.FitArray keeps them), and whether it cut.
 func (a *Args) JSON(req *providers.Request) (json.RawMessage, bool) {
 	if len(a.ends) == 0 {
 		return json.RawMessage("[]"), false
@@ -243,7 +243,7 @@ func (a *Args) JSON(req *providers.Request) (json.RawMessage, bool) {
 		elems[i] = a.buf[start:end]
 		start = end + 1
 	}
-	return providers.FitArray(elems, req.ArgsLimit()) // not in the lent buffer: the messages are there
+	return wire.FitArray(elems, req.ArgsLimit()) // not in the lent buffer: the messages are there
 }
 
 // Builder assembles an answer's parts from a response's pieces or a

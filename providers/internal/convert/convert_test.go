@@ -58,6 +58,44 @@ func TestBuilderLend(t *testing.T) {
 	assert.GreaterOrEqual(t, cap(scratch), len(long))
 }
 
+// Args built in the buffer a request lends are what they are without it,
+// the grown buffer left for the lender, and used again when large enough;
+// Args that do not fit are cut as without it.
+func TestArgsLend(t *testing.T) {
+	msg := func(text string) *record.Message {
+		return &record.Message{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartText, Content: text}}}
+	}
+	for _, texts := range [][]string{{"aaaa", "bbbb"}, {strings.Repeat("a", 78), strings.Repeat("b", 78), strings.Repeat("c", 78)}} {
+		req := &providers.Request{MaxArgs: 200}
+		var plain convert.Args
+		for _, text := range texts {
+			plain.Add(msg(text))
+		}
+		want, wantCut := plain.JSON(req)
+
+		small := make([]byte, 0, 4)
+		req.Scratch = &small
+		build := func() (json.RawMessage, bool) {
+			var a convert.Args
+			a.Lend(req)
+			for _, text := range texts {
+				a.Add(msg(text))
+			}
+			return a.JSON(req)
+		}
+		got, cut := build()
+		assert.Equal(t, string(want), string(got))
+		assert.Equal(t, wantCut, cut)
+		if cut {
+			continue // cut into a buffer of its own: the messages are in the lent one
+		}
+		assert.GreaterOrEqual(t, cap(*req.Scratch), len(got), "the grown buffer is left for the lender")
+		again, _ := build()
+		assert.Equal(t, string(want), string(again))
+		assert.Same(t, &(*req.Scratch)[:1][0], &again[:1][0], "a large enough buffer is used, not replaced")
+	}
+}
+
 func TestMedia(t *testing.T) {
 	for _, tt := range []struct {
 		got  record.Part

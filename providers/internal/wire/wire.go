@@ -1,4 +1,14 @@
-// Package wire holds the gjson helpers the built-in providers share.
+// Package wire holds what the built-in providers share, so that each
+// fact is written once: a scanner for server-sent events ([ScanSSE],
+// [FrameStart]), the speaker rule ([SpeakerForRole]), the one reading of
+// token usage in every provider's shape ([UsageReader]), what a body that
+// is not whole means ([Undecodable], [NotJSON], [Unfinished],
+// [LastValue], [FirstValue]), the args a call keeps ([FitArray],
+// [ElideBase64]), the edit helpers of request bodies
+// ([EditObject], [JSONText], [Splice], [AppendToString]), the kwargs
+// builder ([Params]), and the gjson helpers below. It is internal: a
+// provider of your own implements [providers.Provider] with the shapes of
+// package providers, and may copy what it needs from here.
 //
 // Parse views a captured body as a string without copying it: a body is
 // parsed on every call, and gjson.ParseBytes would copy it whole. The
@@ -68,23 +78,18 @@ func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 // ParseResponse returns; it is cheaper than copying each string as it is
 // read, and cannot be forgotten for one of them.
 //
-// The strings are copied into one buffer, one allocation for them all: a
-// result holds several short strings, and each copy of its own would cost
-// an allocation per call.
+// The strings are copied into two buffers, one allocation for the
+// answer's parts and one for the other fields: a result holds several
+// short strings, and each copy of its own would cost an allocation per
+// call. The answer has its own so that a record that keeps the model or
+// the finish reason but not the answer (middleware.WithoutOutput) does
+// not hold the answer's bytes through them.
 func Detach(res *providers.Result) {
 	o := &res.Outcome
 	fields := [...]*string{&o.ValueClass, &o.FinishReason, &o.ResponseID, &res.Model, &res.ErrorMessage, &res.ServiceTier, &res.SystemFingerprint}
 	n := 0
 	for _, f := range fields {
 		n += len(*f)
-	}
-	parts := res.Output.Parts
-	for i := range parts {
-		p := &parts[i]
-		n += len(p.ID) + len(p.Name) + len(p.Content) + len(p.Arguments) + len(p.MIMEType) + len(p.URI) + len(p.Data)
-	}
-	if n == 0 {
-		return
 	}
 	buf := make([]byte, 0, n)
 	take := func(s *string) {
@@ -103,9 +108,21 @@ func Detach(res *providers.Result) {
 		buf = append(buf, *b...)
 		*b = buf[start:len(buf):len(buf)]
 	}
-	for _, f := range fields {
-		take(f)
+	if n > 0 {
+		for _, f := range fields {
+			take(f)
+		}
 	}
+	parts := res.Output.Parts
+	n = 0
+	for i := range parts {
+		p := &parts[i]
+		n += len(p.ID) + len(p.Name) + len(p.Content) + len(p.Arguments) + len(p.MIMEType) + len(p.URI) + len(p.Data)
+	}
+	if n == 0 {
+		return
+	}
+	buf = make([]byte, 0, n)
 	for i := range parts {
 		p := &parts[i]
 		take(&p.ID)
@@ -156,16 +173,15 @@ func EachMember(v gjson.Result, fn func(key string, v gjson.Result) bool) {
 }
 
 // Elide returns raw, a view into a body, with its inline base64 data (an
-// image, a document) replaced by a marker (providers.ElideBase64): raw
+// image, a document) replaced by a marker (ElideBase64): raw
 // itself, not a copy, when there is none.
 func Elide(raw string) []byte {
-	out, _ := providers.ElideBase64(View(raw))
+	out, _ := ElideBase64(View(raw))
 	return out
 }
 
 // ElidedElements returns the elements of an array, each elided (Elide),
-// and the last one: the turns of a request, as views into its body, which
-// providers.FitArrayInto copies. A value that is not an array is one
+// and the last one: the turns of a request, as views into its body. A value that is not an array is one
 // element.
 func ElidedElements(v gjson.Result) (elems [][]byte, last gjson.Result) {
 	if !v.IsArray() {
