@@ -36,6 +36,6 @@
 //
 // The cassette is checked as every cassette is ([replay.Write]): no
 // credential header, no key in a URL, no key-shaped string in a body. The
-// bodies are redacted before ([middleware.Redact]); the test's clients
+// bodies are redacted before ([redact.Secrets]); the test's clients
 // use a placeholder key.
 package testgen

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
 	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 	"github.com/llmhistory/llmhistory/replay"
 )
 
@@ -172,7 +172,7 @@ func (g *gen) call(r *record.Record) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{r: r, sdk: sdk, method: r.MethodName, body: []byte(middleware.Redact(string(body))), answer: providers.AnswerOf(r)}
+	c := &call{r: r, sdk: sdk, method: r.MethodName, body: []byte(redact.Secrets(string(body))), answer: providers.AnswerOf(r)}
 	c.stream = isStream(r)
 	c.model = kwargString(r.Kwargs, "model")
 	u, err := url.Parse("https://" + host + path)
@@ -199,7 +199,7 @@ func (g *gen) call(r *record.Record) (*call, error) {
 		}
 		resp := &replay.Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {ctype}}}
 		for i := range frames {
-			frames[i] = []byte(middleware.Redact(string(frames[i])))
+			frames[i] = []byte(redact.Secrets(string(frames[i])))
 		}
 		if c.stream {
 			resp.Stream, resp.ContentLength = true, -1
@@ -212,14 +212,14 @@ func (g *gen) call(r *record.Record) (*call, error) {
 		last.Response = resp
 	case r.Outcome.HTTPStatus >= 400:
 		c.failed, c.failStatus = true, r.Outcome.HTTPStatus
-		b := rend.RenderError(r.Outcome.HTTPStatus, middleware.Redact(cmpOr(r.ErrorMessage, http.StatusText(r.Outcome.HTTPStatus))))
+		b := rend.RenderError(r.Outcome.HTTPStatus, redact.Secrets(cmpOr(r.ErrorMessage, http.StatusText(r.Outcome.HTTPStatus))))
 		last.Response = &replay.Response{Status: r.Outcome.HTTPStatus, Header: http.Header{"Content-Type": {"application/json"}},
 			ContentLength: int64(len(b)), Body: b}
 	default:
 		// A call that got no response (a refused connection, a canceled
 		// call): its transport error, replayed.
 		c.failed = true
-		last.Err = middleware.Redact(cmpOr(r.ErrorMessage, "connection failed"))
+		last.Err = redact.Secrets(cmpOr(r.ErrorMessage, "connection failed"))
 	}
 	c.interactions = append(c.interactions, last)
 	g.sdks[sdk] = true
