@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
 
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
@@ -29,8 +30,10 @@ import (
 // TestTestgenInAFreshModule is the issue's "done when": conversations
 // recorded through go-openai, genai and the Anthropic SDK (the demo's
 // script against its fakes: a retried call, a tool loop, streams from
-// OpenAI and Gemini, a failed call) and through openai-go (a retried
-// call, a tool loop, a streamed answer) become generated tests; go test
+// OpenAI and Gemini, a failed call), through openai-go (a retried call,
+// a tool loop, a streamed answer), anthropic-sdk-go (overloaded once,
+// retried; a tool loop; a streamed answer) and genai (a function call
+// and its answer streamed) become generated tests; go test
 // runs them in a module of their own, offline, and they pass; an answer
 // changed in a cassette makes them fail.
 func TestTestgenInAFreshModule(t *testing.T) {
@@ -52,6 +55,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 
 	recordOpenAIGo(t, history, "openai-go-1")
 	recordAnthropic(t, history, "anthropic-1")
+	recordGenAI(t, history, "genai-1")
 
 	mod := filepath.Join(dir, "mod")
 	require.NoError(t, os.MkdirAll(mod, 0o755))
@@ -67,6 +71,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 		{"testgen", "-o", mod, "-package", "replaytest", history, demoTrace},
 		{"testgen", "-o", mod, "-package", "replaytest", "-openai", "openai-go", history, "openai-go-1"},
 		{"testgen", "-o", mod, "-package", "replaytest", history, "anthropic-1"},
+		{"testgen", "-o", mod, "-package", "replaytest", history, "genai-1"},
 	} {
 		out.Reset()
 		errOut.Reset()
@@ -92,7 +97,7 @@ func TestTestgenInAFreshModule(t *testing.T) {
 	}
 	got, err := goTest()
 	require.NoError(t, err, got)
-	for _, want := range []string{"PASS: TestTraceDemo", "PASS: TestTraceOpenaiGo1", "PASS: TestTraceAnthropic1", "openai.chat.completions.create", "gemini.models.streamGenerateContent", "anthropic.messages.create"} {
+	for _, want := range []string{"PASS: TestTraceDemo", "PASS: TestTraceOpenaiGo1", "PASS: TestTraceAnthropic1", "PASS: TestTraceGenai1", "openai.chat.completions.create", "gemini.models.streamGenerateContent", "anthropic.messages.create"} {
 		require.Contains(t, got, want)
 	}
 
@@ -221,5 +226,51 @@ func recordAnthropic(t *testing.T, history, trace string) {
 	}
 	require.NoError(t, stream.Err())
 	require.Equal(t, "Mild, 15 to 24 °C: pack light layers.", answer.Content[0].Text)
+	require.NoError(t, rec.Close())
+}
+
+// recordGenAI records a tool loop through genai, appended to history,
+// against a server of the Gemini API: a function call, then the answer to
+// its response, streamed.
+func recordGenAI(t *testing.T, history, trace string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !bytes.Contains(body, []byte(`"functionResponse"`)) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Lisbon"}}}]},"finishReason":"STOP","index":0}],`+
+				`"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":6,"totalTokenCount":46},"modelVersion":"gemini-2.5-flash","responseId":"resp-g1"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Mild and sunny, \"}]},\"index\":0}],\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"resp-g2\"}\r\n\r\n")
+		io.WriteString(w, "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"15 to 24 °C.\"}]},\"finishReason\":\"STOP\",\"index\":0}],"+
+			"\"usageMetadata\":{\"promptTokenCount\":60,\"candidatesTokenCount\":9,\"totalTokenCount\":69},\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"resp-g2\"}\r\n\r\n")
+	}))
+	defer srv.Close()
+	f, err := os.OpenFile(history, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	rec := middleware.NewRecorder(middleware.WithSink(record.NewJSONL(f)))
+	ctx := middleware.WithTrace(context.Background(), trace)
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: fakeGeminiKey, Backend: genai.BackendGeminiAPI,
+		HTTPClient: rec.Client(nil), HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}})
+	require.NoError(t, err)
+	config := &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText("You are a concise travel assistant.", genai.RoleUser),
+		Tools:             []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{Name: "get_weather"}}}},
+	}
+	contents := []*genai.Content{genai.NewContentFromText("What's the weather in Lisbon in May?", genai.RoleUser)}
+	first, err := client.Models.GenerateContent(ctx, "gemini-2.5-flash", contents, config)
+	require.NoError(t, err)
+	call := first.FunctionCalls()
+	require.Len(t, call, 1)
+	contents = append(contents, first.Candidates[0].Content,
+		genai.NewContentFromFunctionResponse("get_weather", map[string]any{"low": 15, "high": 24}, genai.RoleUser))
+	var text string
+	for resp, err := range client.Models.GenerateContentStream(ctx, "gemini-2.5-flash", contents, config) {
+		require.NoError(t, err)
+		text += resp.Text()
+	}
+	require.Equal(t, "Mild and sunny, 15 to 24 °C.", text)
 	require.NoError(t, rec.Close())
 }
