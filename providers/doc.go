@@ -17,6 +17,14 @@
 // bodies), is in providers/internal/wire. It imports record, gjson and
 // sjson, and never an SDK: the recording path stays small.
 //
+// # Rendering
+//
+// A provider with the [Renderer] capability writes a recorded call back in
+// its wire format: the request from its messages and kwargs, the answer
+// ([Answer], read from a record with [AnswerOf]) whole or as its stream,
+// and an error body. The providers of OpenAI, Anthropic, Gemini and Bedrock
+// have it; llmhistory testgen turns conversations into cassettes with it.
+//
 // # Writing a provider
 //
 // A provider recognizes a request by its method, URL and headers (the

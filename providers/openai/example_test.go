@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/openai"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 func Example() {
@@ -26,4 +27,26 @@ func Example() {
 	// Output:
 	// openai.chat.completions.create prod user {"temperature":0}
 	// Hello stop 5 true
+}
+
+// A recorded answer written back as the stream OpenAI would have sent:
+// the provider's own parser reads the same message from it.
+func ExampleProvider_RenderResponse() {
+	answer := providers.Answer{ID: "chatcmpl-1", Model: "gpt-4o-mini", FinishReason: "stop",
+		Message: record.TextMessage(record.RoleAssistant, "Light layers.")}
+	_, frames, err := openai.Provider{}.RenderResponse(openai.MethodChat, answer, true)
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range frames {
+		fmt.Print(string(f))
+	}
+	// Output:
+	// data: {"choices":[{"delta":{"content":"","role":"assistant"},"finish_reason":null,"index":0}],"created":0,"id":"chatcmpl-1","model":"gpt-4o-mini","object":"chat.completion.chunk"}
+	//
+	// data: {"choices":[{"delta":{"content":"Light layers."},"finish_reason":null,"index":0}],"created":0,"id":"chatcmpl-1","model":"gpt-4o-mini","object":"chat.completion.chunk"}
+	//
+	// data: {"choices":[{"delta":{},"finish_reason":"stop","index":0}],"created":0,"id":"chatcmpl-1","model":"gpt-4o-mini","object":"chat.completion.chunk"}
+	//
+	// data: [DONE]
 }

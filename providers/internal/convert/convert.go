@@ -11,6 +11,7 @@ package convert
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -333,4 +334,66 @@ func (b *Builder) Message(scratch *[]byte) record.Message {
 // the parts of the last one must be used (encoded) before.
 func (b *Builder) Reset() {
 	b.parts, b.buf, b.open, b.closedAt = b.parts[:0], b.buf[:0], false, 0
+}
+
+// Rendering (the other way, for llmhistory testgen) shares these rules.
+
+// Elided is what a renderer writes for inline media the record kept only
+// the size of: the recorder's own elision marker, which [Inline] reads
+// back as that size.
+func Elided(size int) string { return "[elided " + strconv.Itoa(size) + " bytes]" }
+
+// Arguments is a tool call's arguments as the JSON value a provider that
+// takes them as an object sends ({} for none).
+func Arguments(p *record.Part) json.RawMessage {
+	if len(p.Arguments) == 0 {
+		return json.RawMessage("{}")
+	}
+	return p.Arguments
+}
+
+// ArgumentsString is a tool call's arguments as OpenAI sends them: a
+// string holding the JSON ("{}" for none; a string kept as it was, for
+// arguments that were not JSON).
+func ArgumentsString(p *record.Part) string {
+	if len(p.Arguments) == 0 {
+		return "{}"
+	}
+	if p.Arguments[0] == '"' {
+		var s string
+		if json.Unmarshal(p.Arguments, &s) == nil {
+			return s
+		}
+	}
+	return string(p.Arguments)
+}
+
+// Kwargs decodes a record's kwargs, keeping each value's JSON.
+func Kwargs(kwargs []byte) (map[string]json.RawMessage, error) {
+	kw := map[string]json.RawMessage{}
+	if len(kwargs) == 0 {
+		return kw, nil
+	}
+	if err := json.Unmarshal(kwargs, &kw); err != nil {
+		return nil, fmt.Errorf("%w: kwargs: %w", providers.ErrNotRenderable, err)
+	}
+	return kw, nil
+}
+
+// ToolNames reads the kwargs' tools: the names a record keeps of them.
+func ToolNames(raw json.RawMessage) []string {
+	var names []string
+	json.Unmarshal(raw, &names)
+	return names
+}
+
+// CheckMessages refuses messages a renderer cannot write back as they
+// were: those cut when recorded (a message with no role).
+func CheckMessages(msgs []record.Message) error {
+	for i := range msgs {
+		if msgs[i].Role == "" {
+			return fmt.Errorf("%w: message %d has no role (earlier messages cut when recorded?)", providers.ErrNotRenderable, i)
+		}
+	}
+	return nil
 }
