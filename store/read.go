@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -45,6 +46,46 @@ func (s *Store) Get(ctx context.Context, callID string) (record.Record, error) {
 		return record.Record{}, err
 	}
 	return recs[0], nil
+}
+
+// GetMany returns the records with the given call IDs, args whole, in
+// the order asked; a call ID the store does not hold is left out.
+func (s *Store) GetMany(ctx context.Context, callIDs []string) ([]record.Record, error) {
+	ids := make([]any, len(callIDs))
+	for i, id := range callIDs {
+		ids[i] = id
+	}
+	var ds []*docRow
+	at := map[int64]string{}
+	err := chunked(ids, 500, func(part []any) error {
+		rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+docColumns+`, r.call_id FROM records r JOIN record_docs d ON d.seq = r.seq
+			WHERE r.call_id IN (`+placeholders(1, len(part))+`)`), part...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			d, err := scanDoc(rows, &id)
+			if err != nil {
+				return err
+			}
+			ds = append(ds, d)
+			at[d.seq] = id
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.readErr(err)
+	}
+	order := make(map[string]int, len(callIDs))
+	for i, id := range callIDs {
+		if _, ok := order[id]; !ok {
+			order[id] = i
+		}
+	}
+	slices.SortFunc(ds, func(a, b *docRow) int { return order[at[a.seq]] - order[at[b.seq]] })
+	return s.assemble(ctx, ds, true, nil)
 }
 
 // Trace returns the records of a trace, oldest first (by timestamp, then

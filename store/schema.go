@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the schema this package writes. A
 // store is migrated up to it when opened for writing; a store of a newer
 // version is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // SchemaError is returned by [Open] for a store whose schema this version
 // cannot use: one written by a newer llmhistory, or, opened read-only, one
@@ -35,6 +35,9 @@ func (e *SchemaError) Error() string {
 type migration struct {
 	version          int
 	sqlite, postgres []string
+	// then, when not nil, moves the data into the new shape, in the
+	// migration's transaction, after its statements.
+	then func(ctx context.Context, s *Store, tx *sql.Tx) error
 }
 
 // migrations, in order. The first creates the schema; every released
@@ -181,6 +184,83 @@ var migrations = []migration{
 			`CREATE INDEX record_text_tsv ON record_text USING GIN (tsv) WITH (fastupdate = off)`,
 		},
 	},
+	{
+		// Names and tagsets (names.go), and rollups on both backends, per
+		// hour, day and month, by user and by tag too (rollup.go).
+		version: 2,
+		sqlite: []string{
+			`DROP TABLE rollups`,
+			`CREATE TABLE names (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				kind INTEGER NOT NULL,
+				name TEXT NOT NULL,
+				UNIQUE (kind, name)
+			)`,
+			`CREATE TABLE tagsets (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				tags TEXT NOT NULL UNIQUE
+			)`,
+			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
+			`CREATE TABLE rollups (
+				cube INTEGER NOT NULL,
+				span INTEGER NOT NULL,
+				bucket INTEGER NOT NULL,
+				user_id INTEGER NOT NULL,
+				tagset INTEGER NOT NULL,
+				model INTEGER NOT NULL,
+				provider INTEGER NOT NULL,
+				method INTEGER NOT NULL,
+				status INTEGER NOT NULL,
+				error_type INTEGER NOT NULL,
+				calls INTEGER NOT NULL,
+				errors INTEGER NOT NULL,
+				input_tokens INTEGER NOT NULL,
+				output_tokens INTEGER NOT NULL,
+				total_tokens INTEGER NOT NULL,
+				cost_usd REAL NOT NULL,
+				unpriced INTEGER NOT NULL,
+				unpriced_tokens INTEGER NOT NULL,
+				latency BLOB NOT NULL,
+				PRIMARY KEY (cube, span, bucket, user_id, tagset, model, provider, method, status, error_type)
+			) WITHOUT ROWID`,
+		},
+		postgres: []string{
+			`CREATE TABLE names (
+				id SERIAL PRIMARY KEY,
+				kind SMALLINT NOT NULL,
+				name TEXT NOT NULL,
+				UNIQUE (kind, name)
+			)`,
+			`CREATE TABLE tagsets (
+				id SERIAL PRIMARY KEY,
+				tags TEXT NOT NULL UNIQUE
+			)`,
+			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
+			`CREATE TABLE rollups (
+				cube SMALLINT NOT NULL,
+				span SMALLINT NOT NULL,
+				bucket INTEGER NOT NULL,
+				user_id INTEGER NOT NULL,
+				tagset INTEGER NOT NULL,
+				model INTEGER NOT NULL,
+				provider INTEGER NOT NULL,
+				method INTEGER NOT NULL,
+				status INTEGER NOT NULL,
+				error_type INTEGER NOT NULL,
+				calls BIGINT NOT NULL,
+				errors BIGINT NOT NULL,
+				input_tokens BIGINT NOT NULL,
+				output_tokens BIGINT NOT NULL,
+				total_tokens BIGINT NOT NULL,
+				cost_usd DOUBLE PRECISION NOT NULL,
+				unpriced BIGINT NOT NULL,
+				unpriced_tokens BIGINT NOT NULL,
+				latency BYTEA NOT NULL,
+				PRIMARY KEY (cube, span, bucket, user_id, tagset, model, provider, method, status, error_type)
+			)`,
+		},
+		then: fillNamesAndRollups,
+	},
 }
 
 // metaTable holds the schema version and the SQLite record sequence.
@@ -287,6 +367,11 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 				return fmt.Errorf("store: migrate %s to version %d: %w\n%s", s.url, m.version, err, strings.TrimSpace(stmt))
 			}
 		}
+		if m.then != nil {
+			if err := m.then(ctx, s, tx); err != nil {
+				return fmt.Errorf("store: migrate %s to version %d: %w", s.url, m.version, err)
+			}
+		}
 	}
 	upsert := `INSERT INTO llmhistory_meta (key, value) VALUES ('schema_version', $1)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
@@ -302,4 +387,82 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	return nil
+}
+
+// fillNamesAndRollups moves a version 1 store's data into version 2: the
+// names of its records, each record's tagset, and the rollups, computed
+// from the records. A new store has none, and this costs nothing.
+func fillNamesAndRollups(ctx context.Context, s *Store, tx *sql.Tx) error {
+	for _, n := range []struct {
+		k   kind
+		col string
+	}{{kindUser, "user_id"}, {kindModel, "model"}, {kindProvider, "provider"}, {kindMethod, "method"}, {kindStatus, "status"}, {kindErrorType, "error_type"}} {
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO names (kind, name) SELECT DISTINCT CAST($1 AS INTEGER), `+n.col+` FROM records
+			WHERE `+n.col+` IS NOT NULL AND `+n.col+` <> '' ON CONFLICT (kind, name) DO NOTHING`), int(n.k))
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO names (kind, name) SELECT DISTINCT CAST($1 AS INTEGER), value FROM record_attrs
+		WHERE name = $2 AND value <> '' ON CONFLICT (kind, name) DO NOTHING`), int(kindTag), attrTag); err != nil {
+		return err
+	}
+	if err := s.dict.refresh(ctx, s, tx); err != nil {
+		return err
+	}
+	// Each record's tagset, from its tags.
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, value FROM record_attrs WHERE name = $1 AND value <> '' ORDER BY seq`), attrTag)
+	if err != nil {
+		return err
+	}
+	bySet := map[string][]any{}
+	var seq, cur int64 = 0, -1
+	var tags []int32
+	flush := func() {
+		if len(tags) > 0 {
+			k := tagsetKey(tags)
+			bySet[k] = append(bySet[k], cur)
+		}
+		tags = tags[:0]
+	}
+	for rows.Next() {
+		var tag string
+		if err := rows.Scan(&seq, &tag); err != nil {
+			rows.Close()
+			return err
+		}
+		if seq != cur {
+			flush()
+			cur = seq
+		}
+		id, _ := s.dict.id(kindTag, tag)
+		tags = append(tags, id)
+	}
+	flush()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for k := range bySet {
+		want[k] = true
+	}
+	if err := s.dict.ensureTagsets(ctx, s, tx, want); err != nil {
+		return err
+	}
+	for k, seqs := range bySet {
+		id, _ := s.dict.tagsetID(k)
+		err := chunked(seqs, 500, func(part []any) error {
+			_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET tagset = $1 WHERE seq IN (`+placeholders(2, len(part))+`)`), append([]any{id}, part...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var first, last *int64
+	if err := tx.QueryRowContext(ctx, `SELECT min(ts), max(ts) FROM records`).Scan(&first, &last); err != nil || first == nil {
+		return err
+	}
+	return s.rebuildRollups(ctx, tx, hourOf(*first), hourOf(*last))
 }

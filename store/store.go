@@ -74,6 +74,7 @@ type Store struct {
 	// writer at a time, and SQLite takes one anyway.
 	wmu    sync.Mutex
 	traces *traceCache
+	dict   *dict // the names and tagsets (names.go)
 
 	spill *spiller
 
@@ -127,6 +128,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		url: shown, backend: b, dialect: b.Dialect, w: w, r: r, opts: opts,
 		log:    opts.Logger,
 		traces: newTraceCache(defaultCacheTraces, defaultCacheIDs),
+		dict:   newDict(),
 		stop:   make(chan struct{}),
 	}
 	if opts.MaxBytes > 0 && b.Dialect != SQLite {

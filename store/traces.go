@@ -23,9 +23,13 @@ type TraceSummary struct {
 	Models, Providers []string
 	// Messages is how many messages its longest call sent (its args'
 	// elements), read from the stored references without the messages.
-	Messages   int
-	DurationMS float64
-	LastCallID string // the newest record the filter selected in it
+	Messages int
+	// Tags are the tags of all its records, in the order of their first
+	// use (a record's own tags in the order the store keeps its tagset).
+	Tags        []string
+	DurationMS  float64
+	FirstCallID string // its first record (by timestamp)
+	LastCallID  string // the newest record the filter selected in it
 }
 
 // TracePage is one page of traces.
@@ -162,7 +166,7 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 	if err := s.traceModels(ctx, ids, sums); err != nil {
 		return TracePage{}, err
 	}
-	if err := s.traceMessages(ctx, ids, sums); err != nil {
+	if err := s.traceDetails(ctx, ids, sums); err != nil {
 		return TracePage{}, err
 	}
 	for _, h := range order {
@@ -203,29 +207,73 @@ func (s *Store) traceModels(ctx context.Context, ids []any, sums map[string]*Tra
 	return rows.Err()
 }
 
-// traceMessages fills in how many messages the longest call of each of
-// the traces ids sent: a record's args are base_count messages of its base
-// and one reference per message in refs (refs.go), each a varint, whose
-// last byte alone has the high bit clear.
-func (s *Store) traceMessages(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, d.base_count, d.refs
+// traceDetails fills in, for the traces ids, how many messages the
+// longest call of each sent, its first record and its tags, from its
+// records' rows. A record's args are base_count messages of its base and
+// one reference per message in refs (refs.go), each a varint, whose last
+// byte alone has the high bit clear.
+func (s *Store) traceDetails(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq, coalesce(r.tagset, 0), d.base_count, d.refs
 		FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids...)
 	if err != nil {
 		return s.readErr(err)
 	}
 	defer rows.Close()
+	type row struct {
+		trace, callID string
+		ts, seq       int64
+		tagset        int32
+	}
+	var all []row
 	var refs []byte
 	for rows.Next() {
-		var trace string
+		var r row
 		var base int
-		if err := rows.Scan(&trace, &base, &refs); err != nil {
+		if err := rows.Scan(&r.trace, &r.callID, &r.ts, &r.seq, &r.tagset, &base, &refs); err != nil {
 			return s.readErr(err)
 		}
-		if t, ok := sums[trace]; ok {
+		if t, ok := sums[r.trace]; ok {
 			t.Messages = max(t.Messages, base+countRefs(refs))
 		}
+		all = append(all, r)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return s.readErr(err)
+	}
+	slices.SortFunc(all, func(a, b row) int {
+		if a.ts != b.ts {
+			return cmpInt(a.ts, b.ts)
+		}
+		return cmpInt(a.seq, b.seq)
+	})
+	var sets, names []int32
+	for _, r := range all {
+		sets = append(sets, r.tagset)
+	}
+	if err := s.dict.lookup(ctx, s, s.r, nil, sets); err != nil {
+		return s.readErr(err)
+	}
+	for _, r := range all {
+		names = append(names, s.dict.tagsOf(r.tagset)...)
+	}
+	if err := s.dict.lookup(ctx, s, s.r, names, nil); err != nil {
+		return s.readErr(err)
+	}
+	for _, r := range all {
+		t, ok := sums[r.trace]
+		if !ok {
+			continue
+		}
+		if t.FirstCallID == "" {
+			t.FirstCallID = r.callID
+		}
+		for _, id := range s.dict.tagsOf(r.tagset) {
+			if n := s.dict.name(id); n != "" && !slices.Contains(t.Tags, n) {
+				t.Tags = append(t.Tags, n)
+			}
+		}
+	}
+	return nil
 }
 
 // traceHit is a trace found by Traces: its newest selected record.

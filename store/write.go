@@ -66,10 +66,18 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 	for len(recs) > 0 {
 		n := min(len(recs), writeChunk)
 		r, err := s.writeChunk(ctx, recs[:n])
+		if err != nil {
+			// The names and tagsets it gave IDs to were rolled back with
+			// it: forget what the dict learnt, which may be them.
+			s.dict.reset()
+		}
 		for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
 			// Deadlocked with another writer (PostgreSQL chose this one
 			// to fail): what the other wrote is held now, and skipped.
 			r, err = s.writeChunk(ctx, recs[:n])
+			if err != nil {
+				s.dict.reset()
+			}
 		}
 		res.Written += r.Written
 		res.Duplicates += r.Duplicates
@@ -98,6 +106,8 @@ type prep struct {
 	r        record.Record // Args normalized
 	ts, sec  int64         // timestamp in µs and s since the epoch
 	provider string
+	errType  string
+	dims     dims     // its names' IDs (names.go), once resolved
 	elems    [][]byte // the elements of Args, views into r.Args
 	sums     []uint64 // a keyed hash of each
 
@@ -136,6 +146,10 @@ func prepare(r record.Record, now time.Time) *prep {
 	p.provider, _, _ = strings.Cut(r.MethodName, ".")
 	if !strings.Contains(r.MethodName, ".") {
 		p.provider = ""
+	}
+	p.errType = r.Outcome.ErrorType
+	if p.errType == "" {
+		p.errType = r.ErrorType
 	}
 	record.EachValidElement(r.Args, func(v []byte) bool {
 		p.elems = append(p.elems, v)
@@ -194,6 +208,9 @@ func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResu
 		return WriteResult{}, err
 	}
 	if err := s.resolveMessages(ctx, tx, ps, stamp); err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.resolveNames(ctx, tx, ps); err != nil {
 		return WriteResult{}, err
 	}
 	kept, err := s.insertRecords(ctx, tx, ps)
@@ -589,7 +606,7 @@ const (
 
 // recordColumns are the columns of records, in the order insertRecords
 // gives them.
-const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens`
+const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens, tagset`
 
 // insertRecords inserts the records of ps and returns those it inserted:
 // all, unless another writer took some call IDs since heldCallIDs looked.
@@ -606,27 +623,27 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		if r.Cost != nil {
 			cost = r.Cost.USD
 		}
-		errType := r.Outcome.ErrorType
-		if errType == "" {
-			errType = r.ErrorType
+		var tagset any
+		if p.dims.tagset != 0 {
+			tagset = p.dims.tagset
 		}
 		rows = append(rows, []any{p.seq, r.CallID, p.ts, null(r.TraceID), null(r.UserID), r.MethodName, p.provider,
-			null(r.Model), r.Outcome.Status, null(errType), nullFloat(r.DurationMS), cost, in, out, total})
+			null(r.Model), r.Outcome.Status, null(p.errType), nullFloat(r.DurationMS), cost, in, out, total, tagset})
 	}
 	// In call ID order, so that writers inserting the same records take
 	// their locks in the same order.
 	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[1].(string), b[1].(string)) })
 	inserted := make(map[int64]bool, len(ps))
-	per := 30000 / 15
+	per := 30000 / 16
 	for part := range slices.Chunk(rows, per) {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO records (` + recordColumns + `) VALUES `)
-		args := make([]any, 0, 15*len(part))
+		args := make([]any, 0, 16*len(part))
 		for i, row := range part {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(tuple(len(args)+1, 15))
+			b.WriteString(tuple(len(args)+1, 16))
 			args = append(args, row...)
 		}
 		b.WriteString(` ON CONFLICT (call_id) DO NOTHING RETURNING seq`)
@@ -712,6 +729,55 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		})
 	}
 	return ps, err
+}
+
+// resolveNames gives each record of ps the IDs of its names and of its
+// tagset, adding those the store has not had to the names and tagsets
+// tables.
+func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error {
+	want := map[nameKey]bool{}
+	for _, p := range ps {
+		r := &p.r
+		for _, n := range []nameKey{{kindUser, r.UserID}, {kindModel, r.Model}, {kindProvider, p.provider},
+			{kindMethod, r.MethodName}, {kindStatus, r.Outcome.Status}, {kindErrorType, p.errType}} {
+			if n.name != "" {
+				want[n] = true
+			}
+		}
+		for _, t := range r.Tags {
+			if t != "" {
+				want[nameKey{kindTag, t}] = true
+			}
+		}
+	}
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
+		return err
+	}
+	sets := map[string]bool{}
+	keys := make([]string, len(ps))
+	for i, p := range ps {
+		r := &p.r
+		id := func(k kind, name string) int32 { v, _ := s.dict.id(k, name); return v }
+		p.dims = dims{user: id(kindUser, r.UserID), model: id(kindModel, r.Model), provider: id(kindProvider, p.provider),
+			method: id(kindMethod, r.MethodName), status: id(kindStatus, r.Outcome.Status), errorType: id(kindErrorType, p.errType)}
+		var tags []int32
+		for _, t := range r.Tags {
+			if t != "" {
+				tags = append(tags, id(kindTag, t))
+			}
+		}
+		if len(tags) > 0 {
+			keys[i] = tagsetKey(tags)
+			sets[keys[i]] = true
+		}
+	}
+	if err := s.dict.ensureTagsets(ctx, s, tx, sets); err != nil {
+		return err
+	}
+	for i, p := range ps {
+		p.dims.tagset, _ = s.dict.tagsetID(keys[i])
+	}
+	return nil
 }
 
 // insertRows inserts rows of n columns with multi-row INSERTs.
