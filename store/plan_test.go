@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/store"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // A page found by walking newest first and testing each record is the
@@ -31,7 +31,7 @@ func TestWalkAndGatherAgree(t *testing.T) {
 			s, err := store.Open(ctx, url)
 			require.NoError(t, err)
 			defer s.Close()
-			w := storetest.NewWorkload(3, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Second)
+			w := storebench.NewWorkload(3, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Second)
 			recs := w.Batch(1200)
 			// Some records at the same instant: the cursor orders them.
 			for i := 100; i < 110; i++ {
@@ -41,7 +41,7 @@ func TestWalkAndGatherAgree(t *testing.T) {
 			require.NoError(t, err)
 			// Then records older than those, imported after them: the
 			// store's order disagrees with time's.
-			old := storetest.NewWorkload(5, time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), 500*time.Millisecond).Batch(600)
+			old := storebench.NewWorkload(5, time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), 500*time.Millisecond).Batch(600)
 			_, err = s.Write(ctx, old)
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(4, 4))

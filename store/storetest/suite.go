@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/quantile"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
@@ -117,7 +118,7 @@ func testEveryFieldRoundTrips(t *testing.T, url string) {
 func testExactlyOnce(t *testing.T, url string) {
 	ctx := context.Background()
 	s := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(1, 2)), ConversationOptions{Trace: "once", Turns: 20})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(1, 2)), storebench.ConversationOptions{Trace: "once", Turns: 20})
 	res, err := s.Write(ctx, recs[:12])
 	require.NoError(t, err)
 	assert.Equal(t, store.WriteResult{Written: 12}, res)
@@ -150,7 +151,7 @@ func testConcurrentWriters(t *testing.T, url string) {
 	const writers, convs = 4, 12
 	var all []record.Record
 	for c := range convs {
-		recs, _ := Conversation(rand.New(rand.NewPCG(uint64(c), 9)), ConversationOptions{Trace: fmt.Sprint("conc-", c), Turns: 15})
+		recs, _ := storebench.Conversation(rand.New(rand.NewPCG(uint64(c), 9)), storebench.ConversationOptions{Trace: fmt.Sprint("conc-", c), Turns: 15})
 		all = append(all, recs...)
 	}
 	stores := make([]*store.Store, writers)
@@ -210,8 +211,8 @@ func testArgsWholeAndLinear(t *testing.T, url string) {
 	s := open(t, url, store.Options{})
 	rng := rand.New(rand.NewPCG(4, 4))
 	const turns = 120
-	recs, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: turns})
-	other, _ := Conversation(rng, ConversationOptions{Trace: "other", Turns: 30})
+	recs, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "long", Turns: turns})
+	other, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "other", Turns: 30})
 	// Record by record, in batches, interleaved with another trace, and
 	// one record without a trace.
 	loose := other[29]
@@ -258,7 +259,7 @@ func testArgsWholeAndLinear(t *testing.T, url string) {
 	// A fresh store on the same database knows nothing of what the first
 	// wrote: it lists the next records whole, and reads the same.
 	s2 := open(t, url, store.Options{})
-	more, _ := Conversation(rand.New(rand.NewPCG(4, 4)), ConversationOptions{Trace: "long", Turns: turns + 3})
+	more, _ := storebench.Conversation(rand.New(rand.NewPCG(4, 4)), storebench.ConversationOptions{Trace: "long", Turns: turns + 3})
 	_, err = s2.Write(ctx, more[turns:])
 	require.NoError(t, err)
 	got, err = s.Trace(ctx, "long")
@@ -276,7 +277,7 @@ func filterData(t *testing.T, s *store.Store) []record.Record {
 	var all []record.Record
 	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
 	for c := range 6 {
-		recs, _ := Conversation(rng, ConversationOptions{
+		recs, _ := storebench.Conversation(rng, storebench.ConversationOptions{
 			Trace: fmt.Sprint("f", c), Turns: 5, Start: start.Add(time.Duration(c) * time.Hour),
 			User: fmt.Sprint("user-", c%3), Model: []string{"gpt-4o-mini", "gpt-4o"}[c%2],
 			Tags: [][]string{{"checkout"}, {"checkout", "beta"}, nil}[c%3], ErrorEvery: 4,
@@ -570,7 +571,7 @@ func testTraces(t *testing.T, url string) {
 
 	// A conversation that moves between models and providers lists each
 	// once, in the order of first use, whichever record the filter chose.
-	mix, _ := Conversation(rand.New(rand.NewPCG(9, 9)), ConversationOptions{
+	mix, _ := storebench.Conversation(rand.New(rand.NewPCG(9, 9)), storebench.ConversationOptions{
 		Trace: "mix", Turns: 4, Start: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), Model: "gpt-4o-mini"})
 	mix[1].Model = "gemini-2.5-flash"
 	mix[1].MethodName = "gemini.models.generateContent"
@@ -600,7 +601,7 @@ func testFollow(t *testing.T, url string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(5, 5)), ConversationOptions{Trace: "follow", Turns: 30})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(5, 5)), storebench.ConversationOptions{Trace: "follow", Turns: 30})
 	_, err := s.Write(ctx, recs[:10])
 	require.NoError(t, err)
 	reader := open(t, url, store.Options{ReadOnly: true})
@@ -615,7 +616,7 @@ func testFollow(t *testing.T, url string) {
 		for i := 10; i < 30; i += 5 {
 			time.Sleep(20 * time.Millisecond)
 			s.Write(ctx, recs[i:i+5])
-			other, _ := Conversation(rand.New(rand.NewPCG(uint64(i), 1)), ConversationOptions{Trace: fmt.Sprint("noise", i), Turns: 2})
+			other, _ := storebench.Conversation(rand.New(rand.NewPCG(uint64(i), 1)), storebench.ConversationOptions{Trace: fmt.Sprint("noise", i), Turns: 2})
 			s.Write(ctx, other)
 		}
 	}()
@@ -643,12 +644,12 @@ func testRetentionByAge(t *testing.T, url string) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	// A conversation that began 40 days ago and goes on today: its old
 	// records go, the new ones build on them and must stay whole.
-	long, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: 40, Start: now.Add(-40 * 24 * time.Hour)})
+	long, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "long", Turns: 40, Start: now.Add(-40 * 24 * time.Hour)})
 	for i := range long {
 		long[i].Timestamp = record.FormatTime(now.Add(time.Duration(i-39)*24*time.Hour + time.Hour))
 	}
-	old, _ := Conversation(rng, ConversationOptions{Trace: "old", Turns: 10, Start: now.Add(-60 * 24 * time.Hour)})
-	fresh, _ := Conversation(rng, ConversationOptions{Trace: "fresh", Turns: 10, Start: now.Add(-time.Hour)})
+	old, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "old", Turns: 10, Start: now.Add(-60 * 24 * time.Hour)})
+	fresh, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "fresh", Turns: 10, Start: now.Add(-time.Hour)})
 	for _, batch := range [][]record.Record{old, long, fresh} {
 		_, err := s.Write(ctx, batch)
 		require.NoError(t, err)
@@ -675,7 +676,7 @@ func testRetentionByAge(t *testing.T, url string) {
 	require.NoError(t, err)
 	assert.Empty(t, tr)
 	// The store still takes the conversation's next turn on what is left.
-	more, _ := Conversation(rand.New(rand.NewPCG(8, 8)), ConversationOptions{Trace: "long", Turns: 41})
+	more, _ := storebench.Conversation(rand.New(rand.NewPCG(8, 8)), storebench.ConversationOptions{Trace: "long", Turns: 41})
 	next := more[40]
 	next.Timestamp = record.FormatTime(now.Add(time.Hour))
 	_, err = s.Write(ctx, []record.Record{next})
@@ -715,7 +716,7 @@ func testReadOnly(t *testing.T, url string) {
 	_, err := store.OpenWith(ctx, url, store.Options{ReadOnly: true})
 	assert.Error(t, err, "nothing there to read")
 	w := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(2, 2)), ConversationOptions{Trace: "ro", Turns: 3})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(2, 2)), storebench.ConversationOptions{Trace: "ro", Turns: 3})
 	_, err = w.Write(ctx, recs)
 	require.NoError(t, err)
 	r := open(t, url, store.Options{ReadOnly: true})
@@ -736,7 +737,7 @@ func testThroughRecorder(t *testing.T, url string) {
 	batches := &countingSink{Store: s}
 	rec := middleware.NewRecorder(middleware.WithSink(batches), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 	const convs, turns = 8, 12
-	calls := Chat(t, rec.Client(nil), convs, turns)
+	calls := storebench.Chat(t, rec.Client(nil), convs, turns)
 	require.NoError(t, rec.Close()) // closes its sinks: the store too
 	st := rec.Stats()
 	require.Len(t, st.Sinks, 1)
@@ -808,7 +809,7 @@ func testRecords(t *testing.T, url string) {
 // users, tags (none, one, two), models, methods and failures.
 func rollupData(t *testing.T, s *store.Store) (start, end time.Time) {
 	start = time.Date(2026, 10, 25, 7, 13, 0, 0, time.UTC)
-	w := NewWorkload(11, start, 17*time.Minute+7*time.Second)
+	w := storebench.NewWorkload(11, start, 17*time.Minute+7*time.Second)
 	recs := w.Batch(6000)
 	for i := range recs {
 		switch i % 7 {
