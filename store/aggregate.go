@@ -106,7 +106,18 @@ func (s *Store) Aggregates(ctx context.Context, f Filter, by ...[]GroupBy) ([][]
 	if err := s.dict.refresh(ctx, s, s.r); err != nil {
 		return nil, s.readErr(err)
 	}
-	ag := &aggregation{s: s, f: f, groupings: make([]*grouping, len(by))}
+	// One snapshot: a writer sealing hours meanwhile moves them from the
+	// hours' rows into the days', which read apart would count twice.
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect == PostgreSQL {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := s.r.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, s.readErr(err)
+	}
+	defer tx.Rollback()
+	ag := &aggregation{s: s, db: tx, f: f, groupings: make([]*grouping, len(by))}
 	for i, b := range by {
 		ag.groupings[i] = newGrouping(b)
 	}
@@ -184,6 +195,7 @@ func newGrouping(by []GroupBy) *grouping {
 // aggregation is one call of Aggregates.
 type aggregation struct {
 	s         *Store
+	db        querier // a read transaction
 	f         Filter
 	groupings []*grouping
 	// The filter's names as IDs, for the rollups; matchesNothing when
@@ -269,7 +281,7 @@ func (ag *aggregation) run(ctx context.Context) error {
 			}
 			return false
 		}
-		err := s.scanFacts(ctx, s.r, where, args, needTrace, func(fc *fact) error {
+		err := s.scanFacts(ctx, ag.db, where, args, needTrace, func(fc *fact) error {
 			for _, g := range fromRecords {
 				ag.add(g, fc)
 			}
@@ -287,6 +299,12 @@ func (ag *aggregation) run(ctx context.Context) error {
 	if len(fromRollups) == 0 || hs >= he || ag.matchesNothing {
 		return nil
 	}
+	// Days and months hold the sealed hours; the hours after them are
+	// read as hours.
+	sealed, err := s.sealedHour(ctx, ag.db)
+	if err != nil {
+		return s.readErr(err)
+	}
 	// The whole hours: read once for each cube and span the groupings
 	// need, as coarse as each allows.
 	type read struct {
@@ -299,7 +317,14 @@ func (ag *aggregation) run(ctx context.Context) error {
 		reads[r] = append(reads[r], g)
 	}
 	for r, gs := range reads {
-		for _, piece := range decompose(hs, he, r.res) {
+		var pieces []piece
+		if end := min(he, sealed); hs < end {
+			pieces = decompose(hs, end, r.res)
+		}
+		if from := max(hs, sealed); from < he {
+			pieces = append(pieces, piece{spanHour, from, he})
+		}
+		for _, piece := range pieces {
 			err := ag.scanRollups(ctx, r.cube, piece, func(row *rollupRow) {
 				fc := fact{ts: bucketStart(row.span, row.bucket), dims: row.dims, rolled: row}
 				for _, g := range gs {
@@ -492,7 +517,7 @@ func (ag *aggregation) scanRollups(ctx context.Context, cube int16, p piece, fn 
 		}
 		conds = append(conds, "tagset IN (SELECT id FROM tagsets WHERE "+strings.Join(like, " AND ")+")")
 	}
-	rs, err := s.r.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+strings.Join(conds, " AND ")), args...)
+	rs, err := ag.db.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+strings.Join(conds, " AND ")), args...)
 	if err != nil {
 		return err
 	}

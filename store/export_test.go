@@ -12,3 +12,10 @@ func MigrateTo(ctx context.Context, s *Store, sqlite, postgres string) error {
 // SetWalkBound sets how many matches a term needs for a newest-first page
 // to walk rather than gather (0: the store's own choice).
 func SetWalkBound(s *Store, n int64) { s.walkBound = n }
+
+// CaptureRows hands fn every row the store inserts, with the head of its
+// INSERT, until undo is called.
+func CaptureRows(fn func(head string, rows [][]any)) (undo func()) {
+	rowsHook = fn
+	return func() { rowsHook = nil }
+}

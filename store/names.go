@@ -222,8 +222,7 @@ func (d *dict) ensure(ctx context.Context, s *Store, tx *sql.Tx, want map[nameKe
 	for i, k := range missing {
 		rows[i] = []any{int(k.kind), k.name}
 	}
-	if err := s.insertRowsWith(ctx, tx, `INSERT INTO names (kind, name) VALUES `, 2, rows,
-		func(first int) string { return tuple(first, 2) }, ` ON CONFLICT (kind, name) DO NOTHING`, nil); err != nil {
+	if err := s.insertMany(ctx, tx, namesInsert, rows, nil); err != nil {
 		return err
 	}
 	if err := d.refresh(ctx, s, tx); err != nil {
@@ -265,8 +264,7 @@ func (d *dict) ensureTagsets(ctx context.Context, s *Store, tx *sql.Tx, want map
 	for i, k := range missing {
 		rows[i] = []any{k}
 	}
-	if err := s.insertRowsWith(ctx, tx, `INSERT INTO tagsets (tags) VALUES `, 1, rows,
-		func(first int) string { return tuple(first, 1) }, ` ON CONFLICT (tags) DO NOTHING`, nil); err != nil {
+	if err := s.insertMany(ctx, tx, tagsetsInsert, rows, nil); err != nil {
 		return err
 	}
 	if err := d.refresh(ctx, s, tx); err != nil {
@@ -293,6 +291,11 @@ func (d *dict) ensureTagsets(ctx context.Context, s *Store, tx *sql.Tx, want map
 	}
 	return nil
 }
+
+var (
+	namesInsert   = &insertSpec{table: "names", columns: []column{{"kind", colInt}, {"name", colText}}, tail: ` ON CONFLICT (kind, name) DO NOTHING`}
+	tagsetsInsert = &insertSpec{table: "tagsets", columns: []column{{"tags", colText}}, tail: ` ON CONFLICT (tags) DO NOTHING`}
+)
 
 // tagsetID returns the ID of a tagset the dict holds.
 func (d *dict) tagsetID(key string) (int32, bool) {

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +28,18 @@ import (
 // aggregate reads the months it covers whole, the days and hours at its
 // ends, and the records of the minutes at its very ends (aggregate.go).
 // Each dimension is a name's ID (names.go), 0 for none.
+//
+// A write adds its records to their hours' rows. Days and months are
+// made of hours once the hours are over: when a write brings a record of
+// a newer hour than any before (up to now), the hours before it are
+// sealed, added to their days' and months' rows, and the meta key
+// rollups_sealed moves past them. A record of a sealed hour (late, or
+// imported) is added to its hour's, day's and month's rows at once. So a
+// write touches about one row per conversation it adds to, not three,
+// and a reader takes days and months for the sealed hours, hours after
+// them (aggregate.go). Writers take turns at the rollups: SQLite has one
+// writer at a time, and PostgreSQL's take an advisory lock, held to the
+// end of their transactions.
 
 const (
 	cubeCalls int16 = 0
@@ -164,66 +179,168 @@ func scanRollup(rs interface{ Scan(...any) error }, r *rollupRow) error {
 		&r.calls, &r.errors, &r.in, &r.out, &r.total, &r.cost, &r.unpriced, &r.unpricedTokens, &r.enc)
 }
 
-// rollup adds the records of ps, written in tx, to the rollups.
+// rollupLock is the advisory lock PostgreSQL's writers take to change
+// the rollups, one at a time.
+const rollupLock = 7301150530
+
+// lockRollups makes tx the only writer of the rollups until it ends.
+func (s *Store) lockRollups(ctx context.Context, tx *sql.Tx) error {
+	if s.dialect != PostgreSQL {
+		return nil // SQLite's writers take turns anyway
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+itoa(rollupLock)+`)`)
+	return err
+}
+
+// sealedHour is the first hour not sealed: days and months hold every
+// hour before it. math.MinInt64 when none is.
+func (s *Store) sealedHour(ctx context.Context, db querier) (int64, error) {
+	rows, err := db.QueryContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'rollups_sealed'`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	h := int64(math.MinInt64)
+	if rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		if h, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, fmt.Errorf("store: rollups_sealed is %q, not an hour", v)
+		}
+	}
+	return h, rows.Err()
+}
+
+// rollup adds the records of ps, written in tx, to the rollups, and seals
+// the hours before the newest it brings (up to now).
 func (s *Store) rollup(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	if len(ps) == 0 {
 		return nil
 	}
+	if err := s.lockRollups(ctx, tx); err != nil {
+		return err
+	}
+	sealed, err := s.sealedHour(ctx, tx)
+	if err != nil {
+		return err
+	}
 	rows := map[rollupKey]*figures{}
+	newest := int64(math.MinInt64)
 	for _, p := range ps {
 		hour := hourOf(p.ts)
+		newest = max(newest, hour)
+		r := &p.r
+		var in, out, total int64
+		if r.Usage != nil {
+			in, out, total = int64(r.Usage.InputTokens), int64(r.Usage.OutputTokens), int64(r.Usage.TotalTokens)
+		}
+		var cost *float64
+		if r.Cost != nil {
+			cost = &r.Cost.USD
+		}
 		for _, cube := range []int16{cubeCalls, cubeUsers} {
 			d := p.dims.in(cube)
 			for _, sp := range spans {
+				if sp != spanHour && hour >= sealed {
+					break // added to its day and month when its hour is sealed
+				}
 				k := rollupKey{cube: cube, span: sp, bucket: bucketOf(sp, hour), dims: d}
 				f := rows[k]
 				if f == nil {
 					f = &figures{}
 					rows[k] = f
 				}
-				r := &p.r
-				var in, out, total int64
-				if r.Usage != nil {
-					in, out, total = int64(r.Usage.InputTokens), int64(r.Usage.OutputTokens), int64(r.Usage.TotalTokens)
-				}
-				var cost *float64
-				if r.Cost != nil {
-					cost = &r.Cost.USD
-				}
 				f.addRecord(r.Outcome.Status == "ok", in, out, total, cost, r.DurationMS)
 			}
 		}
 	}
-	return s.mergeRollups(ctx, tx, rows)
+	if err := s.mergeRollups(ctx, tx, rows); err != nil {
+		return err
+	}
+	if horizon := min(newest, hourOf(time.Now().UnixMicro())); horizon > sealed {
+		return s.seal(ctx, tx, sealed, horizon)
+	}
+	return nil
+}
+
+// seal adds the hours [from, to) to their days' and months' rows, and
+// marks them sealed.
+func (s *Store) seal(ctx context.Context, tx *sql.Tx, from, to int64) error {
+	args := []any{spanHour, to}
+	cond := `span = $1 AND bucket < $2`
+	if from != math.MinInt64 {
+		args = append(args, from)
+		cond += ` AND bucket >= $3`
+	}
+	rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+cond), args...)
+	if err != nil {
+		return err
+	}
+	rows := map[rollupKey]*figures{}
+	for rs.Next() {
+		var r rollupRow
+		if err := scanRollup(rs, &r); err != nil {
+			rs.Close()
+			return err
+		}
+		for _, sp := range []span{spanDay, spanMonth} {
+			k := r.rollupKey
+			k.span, k.bucket = sp, bucketOf(sp, r.bucket)
+			f := rows[k]
+			if f == nil {
+				f = &figures{}
+				rows[k] = f
+			}
+			if err := f.merge(&r.figures, r.enc); err != nil {
+				rs.Close()
+				return err
+			}
+		}
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if err := s.mergeRollups(ctx, tx, rows); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO llmhistory_meta (key, value) VALUES ('rollups_sealed', $1)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`), strconv.FormatInt(to, 10))
+	return err
 }
 
 // mergeRollups adds rows to what the rollups hold: the rows there are
-// read, merged and written back. Writers take turns at it: SQLite has
-// one writer at a time, and PostgreSQL's take an advisory lock, held to
-// the end of their transactions.
+// read, merged and written back. The caller holds the rollups' lock.
 func (s *Store) mergeRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*figures) error {
-	if s.dialect == PostgreSQL {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301150530)`); err != nil {
-			return err
-		}
+	if len(rows) == 0 {
+		return nil
 	}
 	keys := make([]rollupKey, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
 	}
 	for part := range slices.Chunk(keys, 300) {
+		// Joined to the keys, so that each is found through the primary
+		// key (SQLite scans the table for a row value IN a list).
 		var b strings.Builder
 		args := make([]any, 0, 10*len(part))
-		b.WriteString(`SELECT ` + rollupColumns + ` FROM rollups WHERE (` + rollupKeyColumns + `) IN (VALUES `)
+		b.WriteString(`WITH k (` + rollupKeyColumns + `) AS (VALUES `)
 		for i, k := range part {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(tuple(len(args)+1, 10))
-			args = append(args, k.cube, k.span, k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType)
+			row := s.tuple(len(args)+1, 10)
+			if i == 0 && s.dialect == PostgreSQL {
+				row = strings.ReplaceAll(row, ",", "::bigint,")
+				row = strings.Replace(row, ")", "::bigint)", 1)
+			}
+			b.WriteString(row)
+			args = append(args, k.cube, int16(k.span), k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType)
 		}
-		b.WriteString(`)`)
-		rs, err := tx.QueryContext(ctx, s.q(s.castValues(b.String(), 10)), args...)
+		b.WriteString(`) SELECT ` + qualified("r", rollupColumns) + ` FROM k JOIN rollups r ON ` + joinOn("r", "k", rollupKeyColumns))
+		rs, err := tx.QueryContext(ctx, b.String(), args...)
 		if err != nil {
 			return err
 		}
@@ -248,30 +365,30 @@ func (s *Store) mergeRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey
 	return s.putRollups(ctx, tx, rows)
 }
 
-// castValues types the first row of a VALUES list for PostgreSQL, which
-// otherwise takes its parameters for text: the rollups' key is integers.
-func (s *Store) castValues(query string, n int) string {
-	if s.dialect != PostgreSQL {
-		return query
+// qualified prefixes each of a list of columns with a table's name.
+func qualified(table, columns string) string {
+	var out []string
+	for c := range strings.SplitSeq(columns, ",") {
+		out = append(out, table+"."+strings.TrimSpace(c))
 	}
-	at := strings.Index(query, "(VALUES (")
-	if at < 0 {
-		return query
+	return strings.Join(out, ", ")
+}
+
+// joinOn is the condition that two tables agree on a list of columns.
+func joinOn(a, b, columns string) string {
+	var out []string
+	for c := range strings.SplitSeq(columns, ",") {
+		c = strings.TrimSpace(c)
+		out = append(out, a+"."+c+" = "+b+"."+c)
 	}
-	at += len("(VALUES (")
-	end := strings.IndexByte(query[at:], ')') + at
-	params := strings.Split(query[at:end], ",")
-	for i, p := range params {
-		params[i] = p + "::bigint"
-	}
-	return query[:at] + strings.Join(params, ",") + query[end:]
+	return strings.Join(out, " AND ")
 }
 
 // putRollups writes rows whole, replacing what is there.
 func (s *Store) putRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*figures) error {
 	values := make([][]any, 0, len(rows))
 	for k, f := range rows {
-		values = append(values, []any{k.cube, k.span, k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType,
+		values = append(values, []any{k.cube, int16(k.span), k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType,
 			f.calls, f.errors, f.in, f.out, f.total, f.cost, f.unpriced, f.unpricedTokens, f.lat.AppendBinary(nil)})
 	}
 	// In key order, so that writers take their locks in the same order.
@@ -283,12 +400,16 @@ func (s *Store) putRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*
 		}
 		return 0
 	})
-	return s.insertRowsWith(ctx, tx, `INSERT INTO rollups (`+rollupColumns+`) VALUES `, 19, values,
-		func(first int) string { return tuple(first, 19) },
-		` ON CONFLICT (`+rollupKeyColumns+`) DO UPDATE SET calls = excluded.calls, errors = excluded.errors,
-			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens,
-			cost_usd = excluded.cost_usd, unpriced = excluded.unpriced, unpriced_tokens = excluded.unpriced_tokens, latency = excluded.latency`, nil)
+	return s.insertMany(ctx, tx, rollupsInsert, values, nil)
 }
+
+var rollupsInsert = &insertSpec{table: "rollups", columns: []column{
+	{"cube", colInt}, {"span", colInt}, {"bucket", colInt}, {"user_id", colInt}, {"tagset", colInt}, {"model", colInt}, {"provider", colInt},
+	{"method", colInt}, {"status", colInt}, {"error_type", colInt}, {"calls", colInt}, {"errors", colInt}, {"input_tokens", colInt},
+	{"output_tokens", colInt}, {"total_tokens", colInt}, {"cost_usd", colFloat}, {"unpriced", colInt}, {"unpriced_tokens", colInt}, {"latency", colBytes},
+}, tail: ` ON CONFLICT (` + rollupKeyColumns + `) DO UPDATE SET calls = excluded.calls, errors = excluded.errors,
+	input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens,
+	cost_usd = excluded.cost_usd, unpriced = excluded.unpriced, unpriced_tokens = excluded.unpriced_tokens, latency = excluded.latency`}
 
 func cmpAny(a, b any) int {
 	switch x := a.(type) {
@@ -308,12 +429,14 @@ func cmpAny(a, b any) int {
 // last, and of the days and months they fall in, from the records: after
 // retention deleted records of them, or when a migration makes them.
 func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int64) error {
-	if s.dialect == PostgreSQL {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301150530)`); err != nil {
-			return err
-		}
+	if err := s.lockRollups(ctx, tx); err != nil {
+		return err
 	}
 	if err := s.dict.refresh(ctx, s, tx); err != nil {
+		return err
+	}
+	sealed, err := s.sealedHour(ctx, tx)
+	if err != nil {
 		return err
 	}
 	// Hours, from the records.
@@ -321,7 +444,7 @@ func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int6
 		return err
 	}
 	rows := map[rollupKey]*figures{}
-	err := s.scanFacts(ctx, tx, `r.ts >= $1 AND r.ts < $2`, []any{first * hourMicros, (last + 1) * hourMicros}, false, func(f *fact) error {
+	err = s.scanFacts(ctx, tx, `r.ts >= $1 AND r.ts < $2`, []any{first * hourMicros, (last + 1) * hourMicros}, false, func(f *fact) error {
 		for _, cube := range []int16{cubeCalls, cubeUsers} {
 			k := rollupKey{cube: cube, span: spanHour, bucket: hourOf(f.ts), dims: f.dims.in(cube)}
 			r := rows[k]
@@ -339,7 +462,7 @@ func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int6
 	if err := s.putRollups(ctx, tx, rows); err != nil {
 		return err
 	}
-	// Days, from their hours; months, from their days.
+	// Days, from their sealed hours; months, from their days.
 	for _, up := range []struct {
 		from, to          span
 		first, last       int64 // of the span to
@@ -352,7 +475,13 @@ func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int6
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.to, up.first, up.last); err != nil {
 			return err
 		}
-		rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.from, up.lowFrom, up.highFrom)
+		high := up.highFrom
+		if up.from == spanHour && sealed != math.MinInt64 {
+			high = min(high, sealed-1)
+		} else if up.from == spanHour {
+			high = math.MinInt64 // no hour is sealed: days and months hold none
+		}
+		rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.from, up.lowFrom, high)
 		if err != nil {
 			return err
 		}

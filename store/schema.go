@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SchemaVersion is the version of the schema this package writes. A
@@ -236,6 +238,7 @@ var migrations = []migration{
 				tags TEXT NOT NULL UNIQUE
 			)`,
 			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
+			`ALTER INDEX record_text_tsv SET (fastupdate = on, gin_pending_list_limit = 64)`,
 			`CREATE TABLE rollups (
 				cube SMALLINT NOT NULL,
 				span SMALLINT NOT NULL,
@@ -464,5 +467,13 @@ func fillNamesAndRollups(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if err := tx.QueryRowContext(ctx, `SELECT min(ts), max(ts) FROM records`).Scan(&first, &last); err != nil || first == nil {
 		return err
 	}
-	return s.rebuildRollups(ctx, tx, hourOf(*first), hourOf(*last))
+	if err := s.rebuildRollups(ctx, tx, hourOf(*first), hourOf(*last)); err != nil {
+		return err
+	}
+	// The hours before the newest, into days and months, as writes seal
+	// them.
+	if horizon := min(hourOf(*last), hourOf(time.Now().UnixMicro())); horizon > hourOf(*first) {
+		return s.seal(ctx, tx, math.MinInt64, horizon)
+	}
+	return nil
 }

@@ -555,47 +555,51 @@ func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, s
 		// Bounded by rows and by bytes, so that one statement stays a
 		// reasonable size whatever the messages.
 		n, size := 0, 0
-		for n < len(ms) && n < 500 && (n == 0 || size+len(ms[n].body) < 4<<20) {
+		for n < len(ms) && n < 2000 && (n == 0 || size+len(ms[n].body) < 8<<20) {
 			size += len(ms[n].body)
 			n++
 		}
 		part := ms[:n]
 		ms = ms[n:]
-		args := make([]any, 0, 3*len(part))
-		var b strings.Builder
-		b.WriteString(`INSERT INTO messages (hash, last_used, body) VALUES `)
+		rows := make([][]any, len(part))
 		for i, m := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(tuple(len(args)+1, 3))
-			args = append(args, m.hash[:], stamp, string(m.body))
+			rows[i] = []any{m.hash[:], stamp, string(m.body)}
 		}
-		b.WriteString(` ON CONFLICT (hash) DO NOTHING RETURNING id, hash`)
-		rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		err := s.insertMany(ctx, tx, messagesInsert, rows, func(rs *sql.Rows) error {
 			var id int64
 			var h []byte
-			if err := rows.Scan(&id, &h); err != nil {
-				rows.Close()
+			if err := rs.Scan(&id, &h); err != nil {
 				return err
 			}
 			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
 				m.id, m.used = id, stamp
 			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// How each table's rows are inserted (insert.go).
+var (
+	recordsInsert = &insertSpec{table: "records", columns: []column{
+		{"seq", colInt}, {"call_id", colText}, {"ts", colInt}, {"trace_id", colText}, {"user_id", colText}, {"method", colText},
+		{"provider", colText}, {"model", colText}, {"status", colText}, {"error_type", colText}, {"duration_ms", colFloat},
+		{"cost_usd", colFloat}, {"input_tokens", colInt}, {"output_tokens", colInt}, {"total_tokens", colInt}, {"tagset", colInt},
+	}, tail: ` ON CONFLICT (call_id) DO NOTHING`, returning: `RETURNING seq`}
+	messagesInsert = &insertSpec{table: "messages", columns: []column{{"hash", colBytes}, {"last_used", colInt}, {"body", colText}},
+		tail: ` ON CONFLICT (hash) DO NOTHING`, returning: `RETURNING id, hash`}
+	docsInsert = &insertSpec{table: "record_docs", columns: []column{
+		{"seq", colInt}, {"base_seq", colInt}, {"base_count", colInt}, {"refs", colBytes}, {"doc", colBytes}}}
+	attrsInsert      = &insertSpec{table: "record_attrs", columns: []column{{"name", colText}, {"value", colText}, {"seq", colInt}}}
+	textInsertSQLite = &insertSpec{table: "record_text", columns: []column{{"rowid", colInt}, {"text", colText}}}
+	// The text, made a stripped tsvector by the server.
+	textInsertPostgres = &insertSpec{table: "record_text", columns: []column{{"seq", colInt}, {"tsv", colText}},
+		pgSelect: `x.seq, strip(to_tsvector('simple', x.tsv))`}
+)
 
 // record_attrs holds a record's tags (name attrTag, value the tag) and
 // metadata (name attrMeta+key).
@@ -603,10 +607,6 @@ const (
 	attrTag  = "#"
 	attrMeta = "m:"
 )
-
-// recordColumns are the columns of records, in the order insertRecords
-// gives them.
-const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens, tagset`
 
 // insertRecords inserts the records of ps and returns those it inserted:
 // all, unless another writer took some call IDs since heldCallIDs looked.
@@ -634,35 +634,14 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 	// their locks in the same order.
 	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[1].(string), b[1].(string)) })
 	inserted := make(map[int64]bool, len(ps))
-	per := 30000 / 16
-	for part := range slices.Chunk(rows, per) {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO records (` + recordColumns + `) VALUES `)
-		args := make([]any, 0, 16*len(part))
-		for i, row := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(tuple(len(args)+1, 16))
-			args = append(args, row...)
-		}
-		b.WriteString(` ON CONFLICT (call_id) DO NOTHING RETURNING seq`)
-		rs, err := tx.QueryContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return nil, err
-		}
-		for rs.Next() {
-			var seq int64
-			if err := rs.Scan(&seq); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			inserted[seq] = true
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return nil, err
-		}
+	err := s.insertMany(ctx, tx, recordsInsert, rows, func(rs *sql.Rows) error {
+		var seq int64
+		err := rs.Scan(&seq)
+		inserted[seq] = true
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(inserted) < len(ps) {
 		// Another writer wrote some of these call IDs meanwhile: they are
@@ -697,7 +676,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		refs := appendRefs([]byte{}, prev, p.entry.ids[count:])
 		rows = append(rows, []any{p.seq, base, count, refs, p.doc})
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_docs (seq, base_seq, base_count, refs, doc) VALUES `, 5, rows); err != nil {
+	if err := s.insertMany(ctx, tx, docsInsert, rows, nil); err != nil {
 		return nil, err
 	}
 	// tags, metadata, text
@@ -717,18 +696,14 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 			text = append(text, []any{p.seq, string(p.text)})
 		}
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_attrs (name, value, seq) VALUES `, 3, attrs); err != nil {
+	if err := s.insertMany(ctx, tx, attrsInsert, attrs, nil); err != nil {
 		return nil, err
 	}
-	var err error
-	if s.dialect == SQLite {
-		err = s.insertRows(ctx, tx, `INSERT INTO record_text (rowid, text) VALUES `, 2, text)
-	} else {
-		err = s.insertRowsShaped(ctx, tx, `INSERT INTO record_text (seq, tsv) VALUES `, 2, text, func(first int) string {
-			return fmt.Sprintf("($%d, strip(to_tsvector('simple', $%d)))", first, first+1)
-		})
+	spec := textInsertSQLite
+	if s.dialect == PostgreSQL {
+		spec = textInsertPostgres
 	}
-	return ps, err
+	return ps, s.insertMany(ctx, tx, spec, text, nil)
 }
 
 // resolveNames gives each record of ps the IDs of its names and of its
@@ -780,51 +755,27 @@ func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error 
 	return nil
 }
 
-// insertRows inserts rows of n columns with multi-row INSERTs.
-func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any) error {
-	return s.insertRowsShaped(ctx, tx, head, n, rows, func(first int) string { return tuple(first, n) })
-}
-
-func (s *Store) insertRowsShaped(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string) error {
-	return s.insertRowsWith(ctx, tx, head, n, rows, shape, "", nil)
-}
-
-// insertRowsWith is insertRows with each row's SQL given by shape, a tail
-// after the rows, and the rows each statement affected handed to counted.
-func (s *Store) insertRowsWith(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string, tail string, counted func(int64)) error {
-	per := max(1, 30000/n) // under SQLite's 32,766 parameters, PostgreSQL's 65,535
-	for len(rows) > 0 {
-		part := rows[:min(per, len(rows))]
-		rows = rows[len(part):]
-		var b strings.Builder
-		b.WriteString(head)
-		args := make([]any, 0, n*len(part))
-		for i, row := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(shape(len(args) + 1))
-			args = append(args, row...)
-		}
-		b.WriteString(tail)
-		res, err := tx.ExecContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return err
-		}
-		if counted != nil {
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			counted(n)
-		}
-	}
-	return nil
-}
+// rowsHook, when a test sets it, sees every row the store inserts, with
+// the head of its INSERT ("INSERT INTO t (a, b) VALUES "): what the
+// ingest benchmark's raw baseline inserts again, with nothing of the
+// store around it.
+var rowsHook func(head string, rows [][]any)
 
 // tuple is "($first, ..., $first+n-1)".
 func tuple(first, n int) string {
 	return "(" + placeholders(first, n) + ")"
+}
+
+// tuple is a row of n parameters from the first-th, as the dialect writes
+// them: "(?,?,?)" on SQLite, where a statement built of them takes its
+// parameters in order, "($4,$5,$6)" on PostgreSQL. A statement made of
+// them needs no rewriting by q, which costs more than the statement for
+// a multi-row INSERT.
+func (s *Store) tuple(first, n int) string {
+	if s.dialect == SQLite {
+		return "(" + strings.Repeat("?,", n-1) + "?)"
+	}
+	return tuple(first, n)
 }
 
 // placeholders is "$first, ..., $first+n-1".

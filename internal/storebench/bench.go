@@ -151,6 +151,9 @@ func (w *Workload) Next() record.Record {
 	return r
 }
 
+// Rand is the workload's source of random numbers.
+func (w *Workload) Rand() *rand.Rand { return w.rng }
+
 // Batch returns the next n records.
 func (w *Workload) Batch(n int) []record.Record {
 	out := make([]record.Record, n)

@@ -68,13 +68,17 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 		b, _ := json.Marshal(map[string]string{"role": role, "content": content})
 		return b
 	}
-	msgs := []json.RawMessage{msg("system", "You are the support assistant of an online shop. Answer briefly, cite the order, and never invent a policy.")}
-	unique += len(msgs[0])
+	// The elements so far, comma-separated: each call's args are them in
+	// brackets, a copy rather than an encoding.
+	system := msg("system", "You are the support assistant of an online shop. Answer briefly, cite the order, and never invent a policy.")
+	elems := append([]byte(nil), system...)
+	unique += len(system)
 	for i := range o.Turns {
 		user := msg("user", Text(rng, o.UserBytes))
-		msgs = append(msgs, user)
+		elems = append(append(elems, ','), user...)
 		unique += len(user)
-		args, _ := json.Marshal(msgs)
+		args := make([]byte, 0, len(elems)+2)
+		args = append(append(append(args, '['), elems...), ']')
 		answer := Text(rng, o.AssistantByte)
 		r := record.Record{
 			CallID:     fmt.Sprintf("%s-%05d", o.Trace, i),
@@ -105,7 +109,7 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 		}
 		recs = append(recs, r)
 		a := msg("assistant", answer)
-		msgs = append(msgs, a)
+		elems = append(append(elems, ','), a...)
 		unique += len(a)
 	}
 	return recs, unique

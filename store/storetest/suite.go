@@ -806,9 +806,10 @@ func testRecords(t *testing.T, url string) {
 }
 
 // rollupData writes records over ten weeks, across two month ends, with
-// users, tags (none, one, two), models, methods and failures.
+// users, tags (none, one, two), models, methods and failures, some of
+// them late (of hours sealed already), and a few of the days to come.
 func rollupData(t *testing.T, s *store.Store) (start, end time.Time) {
-	start = time.Date(2026, 10, 25, 7, 13, 0, 0, time.UTC)
+	start = time.Date(2025, 10, 25, 7, 13, 0, 0, time.UTC)
 	w := storebench.NewWorkload(11, start, 17*time.Minute+7*time.Second)
 	recs := w.Batch(6000)
 	for i := range recs {
@@ -822,9 +823,26 @@ func rollupData(t *testing.T, s *store.Store) (start, end time.Time) {
 			recs[i].Cost = nil // unpriced, with its tokens
 		}
 	}
-	_, err := s.Write(context.Background(), recs)
-	require.NoError(t, err)
-	end, err = record.ParseTime(recs[len(recs)-1].Timestamp)
+	// The first half in order, a batch at a time, as a recorder writes;
+	// the rest shuffled, as an import of older files, late records among
+	// them (hours already sealed into their days and months).
+	for part := range slices.Chunk(recs[:3000], 500) {
+		_, err := s.Write(context.Background(), part)
+		require.NoError(t, err)
+	}
+	rest := slices.Clone(recs[3000:])
+	// Hours are sealed up to now: records of the days to come stay in
+	// their hours.
+	soon := time.Now().UTC().Truncate(time.Hour).Add(26 * time.Hour)
+	for i := range 40 {
+		rest[i].Timestamp = record.FormatTime(soon.Add(time.Duration(i) * 37 * time.Minute))
+	}
+	rand.New(rand.NewPCG(4, 4)).Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	for part := range slices.Chunk(rest, 700) {
+		_, err := s.Write(context.Background(), part)
+		require.NoError(t, err)
+	}
+	end, err := record.ParseTime(recs[2999].Timestamp)
 	require.NoError(t, err)
 	return start, end
 }
@@ -846,8 +864,9 @@ func testRollupsAgree(t *testing.T, url string) {
 		{"until mid-hour", time.Time{}, mid.Add(23 * time.Minute)},
 		{"within an hour", at(50*time.Hour + 5*time.Minute), at(50*time.Hour + 55*time.Minute)},
 		{"whole hours", at(46*time.Hour + 47*time.Minute), at(70*time.Hour + 47*time.Minute)},
-		{"across months", time.Date(2026, 10, 30, 13, 31, 0, 0, time.UTC), time.Date(2026, 12, 2, 2, 2, 0, 0, time.UTC)},
-		{"a whole month", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"across months", time.Date(2025, 10, 30, 13, 31, 0, 0, time.UTC), time.Date(2025, 12, 2, 2, 2, 0, 0, time.UTC)},
+		{"a whole month", time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"from a month on", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
 	}
 	filters := []struct {
 		name string

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A table's rows are inserted many at once, as each backend takes them
+// fastest: SQLite in multi-row INSERTs (as many rows as its parameters
+// allow), PostgreSQL in one INSERT of column arrays (unnest), a statement
+// whose text does not change with the number of rows, so that it is
+// parsed and planned once per connection, and whose parameters pgx
+// encodes as a few arrays rather than a value each.
+
+// colType is what PostgreSQL's arrays of a column are.
+type colType int8
+
+const (
+	colInt colType = iota
+	colText
+	colBytes
+	colFloat
+)
+
+// column is a column of an insert.
+type column struct {
+	name string
+	typ  colType
+}
+
+// insertSpec says how rows go into a table.
+type insertSpec struct {
+	table   string
+	columns []column
+	// pgSelect, when not "", is the SELECT list over the arrays (named
+	// as the columns) on PostgreSQL: a value the server makes of them.
+	pgSelect string
+	// tail follows the rows: ON CONFLICT ...; returning, RETURNING ...
+	tail, returning string
+}
+
+func (sp *insertSpec) names() string {
+	var b strings.Builder
+	for i, c := range sp.columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.name)
+	}
+	return b.String()
+}
+
+// insertMany inserts rows (each a value per column, in order) and hands
+// each statement's RETURNING rows to scan.
+func (s *Store) insertMany(ctx context.Context, tx *sql.Tx, sp *insertSpec, rows [][]any, scan func(*sql.Rows) error) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if rowsHook != nil {
+		rowsHook(`INSERT INTO `+sp.table+` (`+sp.names()+`) VALUES `, rows)
+	}
+	if s.dialect == PostgreSQL {
+		return s.insertArrays(ctx, tx, sp, rows, scan)
+	}
+	n := len(sp.columns)
+	per := max(1, 30000/n) // under SQLite's 32,766 parameters
+	head := `INSERT INTO ` + sp.table + ` (` + sp.names() + `) VALUES `
+	one := s.tuple(1, n)
+	for len(rows) > 0 {
+		part := rows[:min(per, len(rows))]
+		rows = rows[len(part):]
+		var b strings.Builder
+		b.Grow(len(head) + len(part)*(len(one)+1) + len(sp.tail) + len(sp.returning) + 2)
+		b.WriteString(head)
+		args := make([]any, 0, n*len(part))
+		for i, row := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(one)
+			args = append(args, row...)
+		}
+		b.WriteString(sp.tail)
+		if err := s.run(ctx, tx, b.String(), sp.returning, args, scan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertArrays is insertMany on PostgreSQL.
+func (s *Store) insertArrays(ctx context.Context, tx *sql.Tx, sp *insertSpec, rows [][]any, scan func(*sql.Rows) error) error {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ` + sp.table + ` (` + sp.names() + `) SELECT `)
+	if sp.pgSelect != "" {
+		b.WriteString(sp.pgSelect)
+	} else {
+		b.WriteString("*")
+	}
+	b.WriteString(` FROM unnest(`)
+	args := make([]any, len(sp.columns))
+	for i, c := range sp.columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1))
+		var err error
+		switch c.typ {
+		case colInt:
+			b.WriteString("::bigint[]")
+			args[i], err = intColumn(rows, i)
+		case colText:
+			b.WriteString("::text[]")
+			args[i], err = textColumn(rows, i)
+		case colBytes:
+			b.WriteString("::bytea[]")
+			args[i], err = bytesColumn(rows, i)
+		case colFloat:
+			b.WriteString("::float8[]")
+			args[i], err = floatColumn(rows, i)
+		}
+		if err != nil {
+			return fmt.Errorf("store: %s.%s: %w", sp.table, c.name, err)
+		}
+	}
+	b.WriteString(`) AS x (` + sp.names() + `)`)
+	b.WriteString(sp.tail)
+	return s.run(ctx, tx, b.String(), sp.returning, args, scan)
+}
+
+// run executes an insert, with its RETURNING rows to scan when it has
+// some.
+func (s *Store) run(ctx context.Context, tx *sql.Tx, query, returning string, args []any, scan func(*sql.Rows) error) error {
+	if returning == "" {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, query+" "+returning, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func intColumn(rows [][]any, i int) ([]*int64, error) {
+	out := make([]*int64, len(rows))
+	vals := make([]int64, len(rows))
+	for r, row := range rows {
+		var v int64
+		switch x := row[i].(type) {
+		case nil:
+			continue
+		case int64:
+			v = x
+		case int32:
+			v = int64(x)
+		case int16:
+			v = int64(x)
+		case int:
+			v = int64(x)
+		default:
+			return nil, fmt.Errorf("a %T is not an integer", x)
+		}
+		vals[r] = v
+		out[r] = &vals[r]
+	}
+	return out, nil
+}
+
+func textColumn(rows [][]any, i int) ([]*string, error) {
+	out := make([]*string, len(rows))
+	vals := make([]string, len(rows))
+	for r, row := range rows {
+		switch x := row[i].(type) {
+		case nil:
+		case string:
+			vals[r] = x
+			out[r] = &vals[r]
+		default:
+			return nil, fmt.Errorf("a %T is not text", x)
+		}
+	}
+	return out, nil
+}
+
+func bytesColumn(rows [][]any, i int) ([][]byte, error) {
+	out := make([][]byte, len(rows))
+	for r, row := range rows {
+		switch x := row[i].(type) {
+		case nil:
+		case []byte:
+			out[r] = x
+			if x == nil {
+				out[r] = []byte{}
+			}
+		default:
+			return nil, fmt.Errorf("a %T is not bytes", x)
+		}
+	}
+	return out, nil
+}
+
+func floatColumn(rows [][]any, i int) ([]*float64, error) {
+	out := make([]*float64, len(rows))
+	vals := make([]float64, len(rows))
+	for r, row := range rows {
+		switch x := row[i].(type) {
+		case nil:
+		case float64:
+			vals[r] = x
+			out[r] = &vals[r]
+		default:
+			return nil, fmt.Errorf("a %T is not a number", x)
+		}
+	}
+	return out, nil
+}
