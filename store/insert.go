@@ -151,48 +151,66 @@ func (s *Store) run(ctx context.Context, tx *sql.Tx, query, returning string, ar
 	return rows.Err()
 }
 
-func intColumn(rows [][]any, i int) ([]*int64, error) {
-	out := make([]*int64, len(rows))
+// The columns as arrays pgx encodes: plain slices when no value is NULL
+// (pgx's fast path), slices of pointers when some are.
+
+func intColumn(rows [][]any, i int) (any, error) {
 	vals := make([]int64, len(rows))
+	nulls := false
 	for r, row := range rows {
-		var v int64
 		switch x := row[i].(type) {
 		case nil:
-			continue
+			nulls = true
 		case int64:
-			v = x
+			vals[r] = x
 		case int32:
-			v = int64(x)
+			vals[r] = int64(x)
 		case int16:
-			v = int64(x)
+			vals[r] = int64(x)
 		case int:
-			v = int64(x)
+			vals[r] = int64(x)
 		default:
 			return nil, fmt.Errorf("a %T is not an integer", x)
 		}
-		vals[r] = v
-		out[r] = &vals[r]
+	}
+	if !nulls {
+		return vals, nil
+	}
+	out := make([]*int64, len(rows))
+	for r, row := range rows {
+		if row[i] != nil {
+			out[r] = &vals[r]
+		}
 	}
 	return out, nil
 }
 
-func textColumn(rows [][]any, i int) ([]*string, error) {
-	out := make([]*string, len(rows))
+func textColumn(rows [][]any, i int) (any, error) {
 	vals := make([]string, len(rows))
+	nulls := false
 	for r, row := range rows {
 		switch x := row[i].(type) {
 		case nil:
+			nulls = true
 		case string:
 			vals[r] = x
-			out[r] = &vals[r]
 		default:
 			return nil, fmt.Errorf("a %T is not text", x)
 		}
 	}
+	if !nulls {
+		return vals, nil
+	}
+	out := make([]*string, len(rows))
+	for r, row := range rows {
+		if row[i] != nil {
+			out[r] = &vals[r]
+		}
+	}
 	return out, nil
 }
 
-func bytesColumn(rows [][]any, i int) ([][]byte, error) {
+func bytesColumn(rows [][]any, i int) (any, error) {
 	out := make([][]byte, len(rows))
 	for r, row := range rows {
 		switch x := row[i].(type) {
@@ -209,17 +227,26 @@ func bytesColumn(rows [][]any, i int) ([][]byte, error) {
 	return out, nil
 }
 
-func floatColumn(rows [][]any, i int) ([]*float64, error) {
-	out := make([]*float64, len(rows))
+func floatColumn(rows [][]any, i int) (any, error) {
 	vals := make([]float64, len(rows))
+	nulls := false
 	for r, row := range rows {
 		switch x := row[i].(type) {
 		case nil:
+			nulls = true
 		case float64:
 			vals[r] = x
-			out[r] = &vals[r]
 		default:
 			return nil, fmt.Errorf("a %T is not a number", x)
+		}
+	}
+	if !nulls {
+		return vals, nil
+	}
+	out := make([]*float64, len(rows))
+	for r, row := range rows {
+		if row[i] != nil {
+			out[r] = &vals[r]
 		}
 	}
 	return out, nil

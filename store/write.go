@@ -61,24 +61,9 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	for len(recs) > 0 {
 		n := min(len(recs), writeChunk)
-		r, err := s.writeChunk(ctx, recs[:n])
-		if err != nil {
-			// The names and tagsets it gave IDs to were rolled back with
-			// it: forget what the dict learnt, which may be them.
-			s.dict.reset()
-		}
-		for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
-			// Deadlocked with another writer (PostgreSQL chose this one
-			// to fail): what the other wrote is held now, and skipped.
-			r, err = s.writeChunk(ctx, recs[:n])
-			if err != nil {
-				s.dict.reset()
-			}
-		}
+		r, err := s.writePrepared(ctx, prepareChunk(recs[:n], false))
 		res.Written += r.Written
 		res.Duplicates += r.Duplicates
 		if err != nil {
@@ -86,9 +71,60 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 		}
 		recs = recs[n:]
 	}
-	s.written.Add(uint64(res.Written))
-	s.duplicates.Add(uint64(res.Duplicates))
 	return res, nil
+}
+
+// chunk is up to writeChunk records made ready to write: checked, hashed
+// and encoded, which needs no database and may run beside another
+// chunk's writing (Import does).
+type chunk struct {
+	ps   []*prep
+	dups int // records given twice in it
+}
+
+// prepareChunk readies recs, each call ID once; normalized says they were
+// decoded by record's reader.
+func prepareChunk(recs []record.Record, normalized bool) chunk {
+	now := time.Now()
+	var c chunk
+	inBatch := make(map[string]bool, len(recs))
+	var firsts []int
+	for i, r := range recs {
+		if inBatch[r.CallID] {
+			c.dups++
+			continue
+		}
+		inBatch[r.CallID] = true
+		firsts = append(firsts, i)
+	}
+	c.ps = make([]*prep, len(firsts))
+	parallel(len(firsts), func(i int) { c.ps[i] = prepare(recs[firsts[i]], now, normalized) })
+	return c
+}
+
+// writePrepared writes a chunk in one transaction, as Write does.
+func (s *Store) writePrepared(ctx context.Context, c chunk) (WriteResult, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return WriteResult{}, ErrClosed
+	}
+	r, err := s.writeChunk(ctx, c)
+	for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
+		// Deadlocked with another writer (PostgreSQL chose this one to
+		// fail): what the other wrote is held now, and skipped.
+		s.dict.reset()
+		r, err = s.writeChunk(ctx, c)
+	}
+	if err != nil {
+		// The names and tagsets it gave IDs to were rolled back with it:
+		// forget what the dict learnt, which may be them.
+		s.dict.reset()
+		return r, err
+	}
+	s.written.Add(uint64(r.Written))
+	s.duplicates.Add(uint64(r.Duplicates))
+	return r, nil
 }
 
 // retryable reports whether a chunk that failed with err is worth
@@ -134,8 +170,17 @@ type message struct {
 
 var sumSeed = maphash.MakeSeed()
 
-func prepare(r record.Record, now time.Time) *prep {
-	r.Normalize()
+// normalize is record.Normalize, a variable for the test that counts it.
+var normalize = (*record.Record).Normalize
+
+// prepare readies a record. Its Args are checked and normalized unless
+// known to be already: decoded by record's reader (normalized), or added
+// to the recorder's history, which checked them (record.ArgsShaped). The
+// rest needs no normalizing: the record is stored as AppendJSON writes it.
+func prepare(r record.Record, now time.Time, normalized bool) *prep {
+	if !normalized && !r.ArgsShaped() {
+		normalize(&r)
+	}
 	p := &prep{r: r}
 	t, err := record.ParseTime(r.Timestamp)
 	if err != nil {
@@ -162,22 +207,9 @@ func prepare(r record.Record, now time.Time) *prep {
 	return p
 }
 
-func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResult, error) {
-	var res WriteResult
-	now := time.Now()
-	ps := make([]*prep, 0, len(recs))
-	inBatch := make(map[string]bool, len(recs))
-	var firsts []int
-	for i, r := range recs {
-		if inBatch[r.CallID] {
-			res.Duplicates++
-			continue
-		}
-		inBatch[r.CallID] = true
-		firsts = append(firsts, i)
-	}
-	ps = ps[:len(firsts)]
-	parallel(len(firsts), func(i int) { ps[i] = prepare(recs[firsts[i]], now) })
+func (s *Store) writeChunk(ctx context.Context, c chunk) (WriteResult, error) {
+	res := WriteResult{Duplicates: c.dups}
+	ps := slices.Clone(c.ps)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return WriteResult{}, err
@@ -336,6 +368,7 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 	}
 	latest := map[string]*traceEntry{} // this batch's, ahead of the cache
 	for _, p := range ps {
+		p.base, p.count, p.whole, p.entry = nil, 0, false, nil // a chunk written again starts afresh
 		var base *traceEntry
 		if t := p.r.TraceID; t != "" {
 			if e, ok := latest[t]; ok {
