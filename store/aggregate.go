@@ -38,6 +38,15 @@ func GroupBys() []GroupBy {
 type AggregateQuery struct {
 	Filter
 	By []GroupBy
+	// NoLatency leaves the latency percentiles 0: an aggregate that shows
+	// none reads less (the rollups' sums, added up by the database).
+	NoLatency bool
+}
+
+// Grouping is one grouping of [Store.Aggregates].
+type Grouping struct {
+	By        []GroupBy
+	NoLatency bool // as AggregateQuery's
 }
 
 // Group is the figures of one group of an aggregate.
@@ -74,7 +83,7 @@ var ErrBadGroup = fmt.Errorf("store: unknown group")
 // combination of the values of q.By, ordered by key (times ascending).
 // It is [Store.Aggregates] of one grouping.
 func (s *Store) Aggregate(ctx context.Context, q AggregateQuery) ([]Group, error) {
-	gs, err := s.Aggregates(ctx, q.Filter, q.By)
+	gs, err := s.Aggregates(ctx, q.Filter, Grouping{By: q.By, NoLatency: q.NoLatency})
 	if err != nil {
 		return nil, err
 	}
@@ -94,12 +103,12 @@ func (s *Store) Aggregate(ctx context.Context, q AggregateQuery) ([]Group, error
 // aggregate costs in proportion to the time it covers, not to the
 // records. Any other filter (a trace, metadata, a minimum cost or
 // duration, text) reads the records it selects.
-func (s *Store) Aggregates(ctx context.Context, f Filter, by ...[]GroupBy) ([][]Group, error) {
+func (s *Store) Aggregates(ctx context.Context, f Filter, by ...Grouping) ([][]Group, error) {
 	if len(by) == 0 {
-		by = [][]GroupBy{nil}
+		by = []Grouping{{}}
 	}
 	for _, b := range by {
-		if err := checkGroups(b); err != nil {
+		if err := checkGroups(b.By); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +128,8 @@ func (s *Store) Aggregates(ctx context.Context, f Filter, by ...[]GroupBy) ([][]
 	defer tx.Rollback()
 	ag := &aggregation{s: s, db: tx, f: f, groupings: make([]*grouping, len(by))}
 	for i, b := range by {
-		ag.groupings[i] = newGrouping(b)
+		ag.groupings[i] = newGrouping(b.By)
+		ag.groupings[i].noLatency = b.NoLatency
 	}
 	if err := ag.run(ctx); err != nil {
 		return nil, err
@@ -168,8 +178,9 @@ type fact struct {
 
 // grouping is one grouping of an aggregation being added up.
 type grouping struct {
-	by     []GroupBy
-	res    span  // the coarsest span its time dimension allows
+	by        []GroupBy
+	noLatency bool
+	res       span  // the coarsest span its time dimension allows
 	cube   int16 // the rollups it reads; -1: the records
 	groups map[groupKey]*figures
 	traces map[string]int32 // ByTrace values, interned
@@ -311,20 +322,34 @@ func (ag *aggregation) run(ctx context.Context) error {
 		cube int16
 		res  span
 	}
+	pieces := func(res span) []piece {
+		var ps []piece
+		if end := min(he, sealed); hs < end {
+			ps = decompose(hs, end, res, end == sealed)
+		}
+		if from := max(hs, sealed); from < he {
+			ps = append(ps, piece{spanHour, from, he})
+		}
+		return ps
+	}
+	// Groupings without latency have the database add the rows up, each
+	// apart; the others read the rows, with their sketches, once for each
+	// cube and span they share.
 	reads := map[read][]*grouping{}
 	for _, g := range fromRollups {
+		if g.noLatency {
+			for _, p := range pieces(g.res) {
+				if err := ag.sumRollups(ctx, g, p); err != nil {
+					return s.readErr(err)
+				}
+			}
+			continue
+		}
 		r := read{g.cube, g.res}
 		reads[r] = append(reads[r], g)
 	}
 	for r, gs := range reads {
-		var pieces []piece
-		if end := min(he, sealed); hs < end {
-			pieces = decompose(hs, end, r.res)
-		}
-		if from := max(hs, sealed); from < he {
-			pieces = append(pieces, piece{spanHour, from, he})
-		}
-		for _, piece := range pieces {
+		for _, piece := range pieces(r.res) {
 			err := ag.scanRollups(ctx, r.cube, piece, func(row *rollupRow) {
 				fc := fact{ts: bucketStart(row.span, row.bucket), dims: row.dims, rolled: row}
 				for _, g := range gs {
@@ -419,48 +444,60 @@ type piece struct {
 }
 
 // decompose covers the hours [hs, he) with buckets as coarse as res
-// allows: whole months, then the days, then the hours, at each end.
-func decompose(hs, he int64, res span) []piece {
+// allows: whole months, then the days, then the hours, at each end. When
+// sealedEnd, he is the first hour not sealed: the rows of the day and the
+// month of the hour before it hold exactly their hours before he, so they
+// count as whole.
+func decompose(hs, he int64, res span, sealedEnd bool) []piece {
 	if res == spanHour {
 		return []piece{{spanHour, hs, he}}
 	}
+	inf := func(v int64) bool { return v == math.MinInt64 || v == math.MaxInt64 }
 	ds, de := ceilDiv(hs, 24), floorDiv(he, 24)
-	if hs == math.MinInt64 {
-		ds = math.MinInt64
+	switch {
+	case inf(hs):
+		ds = hs
 	}
-	if he == math.MaxInt64 {
-		de = math.MaxInt64
+	switch {
+	case inf(he):
+		de = he
+	case sealedEnd:
+		de = floorDiv(he-1, 24) + 1
 	}
 	if ds >= de {
 		return []piece{{spanHour, hs, he}}
 	}
 	var out []piece
-	if hs != math.MinInt64 && hs < ds*24 {
+	if !inf(hs) && hs < ds*24 {
 		out = append(out, piece{spanHour, hs, ds * 24})
 	}
-	if he != math.MaxInt64 && de*24 < he {
+	if !inf(he) && de*24 < he {
 		out = append(out, piece{spanHour, de * 24, he})
 	}
 	if res == spanDay {
 		return append(out, piece{spanDay, ds, de})
 	}
-	ms, me := int64(math.MinInt64), int64(math.MaxInt64)
-	if ds != math.MinInt64 {
+	ms, me := ds, de
+	if !inf(ds) {
 		ms = monthOfDay(ds)
 		if firstDayOfMonth(ms) < ds {
 			ms++
 		}
 	}
-	if de != math.MaxInt64 {
+	switch {
+	case inf(de):
+	case sealedEnd:
+		me = monthOfDay(de-1) + 1
+	default:
 		me = monthOfDay(de)
 	}
 	if ms >= me {
 		return append(out, piece{spanDay, ds, de})
 	}
-	if ds != math.MinInt64 && ds < firstDayOfMonth(ms) {
+	if !inf(ds) && ds < firstDayOfMonth(ms) {
 		out = append(out, piece{spanDay, ds, firstDayOfMonth(ms)})
 	}
-	if de != math.MaxInt64 && firstDayOfMonth(me) < de {
+	if !inf(de) && !sealedEnd && firstDayOfMonth(me) < de {
 		out = append(out, piece{spanDay, firstDayOfMonth(me), de})
 	}
 	return append(out, piece{spanMonth, ms, me})
@@ -488,7 +525,100 @@ func bucketStart(sp span, b int64) int64 {
 // selects.
 func (ag *aggregation) scanRollups(ctx context.Context, cube int16, p piece, fn func(*rollupRow)) error {
 	s := ag.s
-	args := []any{cube, p.span}
+	where, args := ag.rollupWhere(cube, p)
+	rs, err := ag.db.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+where), args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	var row rollupRow
+	var enc sql.RawBytes // read in place: fn merges it before the next row
+	for rs.Next() {
+		if err := rs.Scan(&row.cube, &row.span, &row.bucket, &row.user, &row.tagset, &row.model, &row.provider, &row.method, &row.status, &row.errorType,
+			&row.calls, &row.errors, &row.in, &row.out, &row.total, &row.cost, &row.unpriced, &row.unpricedTokens, &enc); err != nil {
+			return err
+		}
+		row.enc = enc
+		fn(&row)
+	}
+	return rs.Err()
+}
+
+// sumRollups adds to g the sums, by g's dimensions, of the rows of its
+// cube in a piece that the filter selects, added up by the database.
+func (ag *aggregation) sumRollups(ctx context.Context, g *grouping, p piece) error {
+	s := ag.s
+	where, args := ag.rollupWhere(g.cube, p)
+	var cols []string
+	for _, d := range g.by {
+		switch d {
+		case ByHour, ByDay:
+			cols = append(cols, "bucket")
+		case ByUser:
+			cols = append(cols, "user_id")
+		case ByTag:
+			cols = append(cols, "tagset")
+		case ByModel:
+			cols = append(cols, "model")
+		case ByProvider:
+			cols = append(cols, "provider")
+		case ByMethod:
+			cols = append(cols, "method")
+		case ByErrorType:
+			cols = append(cols, "error_type")
+		}
+	}
+	keys, group := "", ""
+	if len(cols) > 0 {
+		keys = strings.Join(cols, ", ") + ", "
+		group = " GROUP BY " + strings.Join(cols, ", ")
+	}
+	rs, err := ag.db.QueryContext(ctx, s.q(`SELECT `+keys+`count(*), coalesce(sum(calls), 0), coalesce(sum(errors), 0), coalesce(sum(input_tokens), 0),
+		coalesce(sum(output_tokens), 0), coalesce(sum(total_tokens), 0), coalesce(sum(cost_usd), 0), coalesce(sum(unpriced), 0), coalesce(sum(unpriced_tokens), 0)
+		FROM rollups WHERE `+where+group), args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	row := rollupRow{rollupKey: rollupKey{span: p.span}}
+	dest := make([]any, 0, len(cols)+9)
+	for _, c := range cols {
+		switch c {
+		case "bucket":
+			dest = append(dest, &row.bucket)
+		case "user_id":
+			dest = append(dest, &row.user)
+		case "tagset":
+			dest = append(dest, &row.tagset)
+		case "model":
+			dest = append(dest, &row.model)
+		case "provider":
+			dest = append(dest, &row.provider)
+		case "method":
+			dest = append(dest, &row.method)
+		case "error_type":
+			dest = append(dest, &row.errorType)
+		}
+	}
+	var n int64
+	dest = append(dest, &n, &row.calls, &row.errors, &row.in, &row.out, &row.total, &row.cost, &row.unpriced, &row.unpricedTokens)
+	for rs.Next() {
+		if err := rs.Scan(dest...); err != nil {
+			return err
+		}
+		if n == 0 {
+			continue // no row: the sums of nothing
+		}
+		fc := fact{ts: bucketStart(row.span, row.bucket), dims: row.dims, rolled: &row}
+		ag.add(g, &fc)
+	}
+	return rs.Err()
+}
+
+// rollupWhere is the condition on rollups of a cube in a piece that the
+// filter selects, and its arguments.
+func (ag *aggregation) rollupWhere(cube int16, p piece) (string, []any) {
+	args := []any{cube, int16(p.span)}
 	conds := []string{"cube = $1", "span = $2"}
 	arg := func(cond string, v any) {
 		args = append(args, v)
@@ -517,19 +647,7 @@ func (ag *aggregation) scanRollups(ctx context.Context, cube int16, p piece, fn 
 		}
 		conds = append(conds, "tagset IN (SELECT id FROM tagsets WHERE "+strings.Join(like, " AND ")+")")
 	}
-	rs, err := ag.db.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+strings.Join(conds, " AND ")), args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	var row rollupRow
-	for rs.Next() {
-		if err := scanRollup(rs, &row); err != nil {
-			return err
-		}
-		fn(&row)
-	}
-	return rs.Err()
+	return strings.Join(conds, " AND "), args
 }
 
 // factColumns are what scanFacts reads of a record r.
@@ -756,7 +874,9 @@ func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error)
 		gr := Group{
 			Calls: f.calls, Errors: f.errors, InputTokens: f.in, OutputTokens: f.out, TotalTokens: f.total, CostUSD: f.cost,
 			Unpriced: f.unpriced, UnpricedTokens: f.unpricedTokens,
-			LatencyP50MS: f.lat.Quantile(0.5), LatencyP95MS: f.lat.Quantile(0.95),
+		}
+		if !g.noLatency {
+			gr.LatencyP50MS, gr.LatencyP95MS = f.lat.Quantile(0.5), f.lat.Quantile(0.95)
 		}
 		var sortKey []any
 		for i, d := range g.by {

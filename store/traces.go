@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strconv"
 	"time"
@@ -68,17 +69,50 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		return TracePage{}, s.readErr(err)
 	}
 	pos := start
+	// On SQLite, a common word is found newest first by the full-text
+	// index's own order (textWalk), not tested record by record.
+	fq := ftsQuery(q.Text)
+	byText := s.dialect == SQLite && fq != "" && p.walk("text", fq)
 	for len(order) < limit {
-		var args []any
-		where := and(q.whereWith(s, &args, p), "r.trace_id IS NOT NULL")
-		if pos != nil {
-			ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
-			args = append(args, pos.ts, pos.seq)
-			where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+		var rows *sql.Rows
+		var err error
+		more := true // what the chunk was taken from has more
+		var last *cursor
+		if byText {
+			var found []cursor
+			var ok bool
+			f := q.Filter
+			found, ok, err = s.textWalk(ctx, f, pos, chunk-1, p)
+			if err != nil {
+				return TracePage{}, s.readErr(err)
+			}
+			if !ok {
+				byText = false
+				continue
+			}
+			if len(found) == 0 {
+				break
+			}
+			seqs := make([]any, len(found))
+			for i, c := range found {
+				seqs[i] = c.seq
+			}
+			rows, err = s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE r.trace_id IS NOT NULL AND r.seq IN (`+
+				placeholders(1, len(seqs))+`) ORDER BY r.ts DESC, r.seq DESC`), seqs...)
+			more = len(found) == chunk
+			last = &found[len(found)-1]
+		} else {
+			var args []any
+			where := and(q.whereWith(s, &args, p), "r.trace_id IS NOT NULL")
+			if pos != nil {
+				ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
+				args = append(args, pos.ts, pos.seq)
+				where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+			}
+			args = append(args, chunk)
+			rows, err = s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE `+where+
+				` ORDER BY r.ts DESC, r.seq DESC LIMIT $`+strconv.Itoa(len(args))), args...)
 		}
-		args = append(args, chunk)
-		rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE `+where+
-			` ORDER BY r.ts DESC, r.seq DESC LIMIT $`+strconv.Itoa(len(args))), args...)
 		if err != nil {
 			return TracePage{}, s.readErr(err)
 		}
@@ -106,10 +140,15 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		if err := rows.Err(); err != nil {
 			return TracePage{}, s.readErr(err)
 		}
+		if last != nil {
+			pos = last
+		} else {
+			more = n == chunk
+		}
 		if start != nil && len(fresh) > 0 {
 			// A trace with a selected record before the cursor was listed
 			// on an earlier page.
-			earlier, err := s.tracesSelectedAfter(ctx, q.Filter, *start, fresh)
+			earlier, err := s.tracesSelectedAfter(ctx, q.Filter, p, *start, fresh)
 			if err != nil {
 				return TracePage{}, err
 			}
@@ -125,7 +164,7 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 			fresh = kept
 		}
 		order = append(order, fresh...)
-		if n < chunk {
+		if !more {
 			break
 		}
 	}
@@ -285,13 +324,15 @@ type traceHit struct {
 // tracesSelectedAfter returns which of the traces of hits have a record
 // the filter selects at or before c in newest-first order, that is,
 // at c or newer.
-func (s *Store) tracesSelectedAfter(ctx context.Context, f Filter, c cursor, hits []*traceHit) (map[string]bool, error) {
+// A common term is tested on each of these traces' records (p), not
+// gathered from all it matches.
+func (s *Store) tracesSelectedAfter(ctx context.Context, f Filter, p *plan, c cursor, hits []*traceHit) (map[string]bool, error) {
 	traces := make([]any, len(hits))
 	for i, h := range hits {
 		traces[i] = h.trace
 	}
 	var args []any
-	where := f.where(s, &args)
+	where := f.whereWith(s, &args, p)
 	ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
 	args = append(args, c.ts, c.seq)
 	where = and(where, "(r.ts > "+ts+" OR (r.ts = "+ts+" AND r.seq >= "+seq+"))")

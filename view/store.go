@@ -184,8 +184,11 @@ func (v *Store) Stats(ctx context.Context, q Query) (Stats, error) {
 		return Stats{}, err
 	}
 	f.Text = ""
-	by := [][]store.GroupBy{nil, {store.ByDay}, {store.ByModel}, {store.ByUser}, {store.ByTag}, {store.ByProvider}}
-	gs, err := v.s.Aggregates(ctx, f, by...)
+	// Latency is shown by model and by provider only.
+	gs, err := v.s.Aggregates(ctx, f,
+		store.Grouping{NoLatency: true}, store.Grouping{By: []store.GroupBy{store.ByDay}, NoLatency: true},
+		store.Grouping{By: []store.GroupBy{store.ByModel}}, store.Grouping{By: []store.GroupBy{store.ByUser}, NoLatency: true},
+		store.Grouping{By: []store.GroupBy{store.ByTag}, NoLatency: true}, store.Grouping{By: []store.GroupBy{store.ByProvider}})
 	if err != nil {
 		return Stats{}, storeErr(err)
 	}
@@ -200,7 +203,7 @@ func (v *Store) Stats(ctx context.Context, q Query) (Stats, error) {
 
 	series, bucket := gs[1], 24*time.Hour
 	if len(series) <= 2 {
-		hours, err := v.s.Aggregate(ctx, store.AggregateQuery{Filter: f, By: []store.GroupBy{store.ByHour}})
+		hours, err := v.s.Aggregate(ctx, store.AggregateQuery{Filter: f, By: []store.GroupBy{store.ByHour}, NoLatency: true})
 		if err != nil {
 			return st, storeErr(err)
 		}

@@ -884,9 +884,14 @@ func testRollupsAgree(t *testing.T, url string) {
 		{"tag and user", store.Filter{Tags: []string{"search"}, UserID: "user-3"}},
 		{"unknown user", store.Filter{UserID: "nobody"}},
 	}
-	groupings := [][]store.GroupBy{
+	var groupings []store.Grouping
+	for _, by := range [][]store.GroupBy{
 		nil, {store.ByHour}, {store.ByDay}, {store.ByUser}, {store.ByTag}, {store.ByModel}, {store.ByProvider},
 		{store.ByMethod}, {store.ByErrorType}, {store.ByDay, store.ByModel}, {store.ByUser, store.ByTag}, {store.ByTag, store.ByDay},
+	} {
+		// With latency (the rows read, their sketches merged), and
+		// without (the sums added up by the database).
+		groupings = append(groupings, store.Grouping{By: by}, store.Grouping{By: by, NoLatency: true})
 	}
 	ctx := context.Background()
 	for _, r := range ranges {
@@ -899,7 +904,7 @@ func testRollupsAgree(t *testing.T, url string) {
 			want, err := s.Aggregates(ctx, slow, groupings...)
 			require.NoError(t, err)
 			for i, by := range groupings {
-				name := fmt.Sprintf("%s, %s, by %v", r.name, f.name, by)
+				name := fmt.Sprintf("%s, %s, by %+v", r.name, f.name, by)
 				require.Equal(t, len(want[i]), len(got[i]), name)
 				for j := range want[i] {
 					w, g := want[i][j], got[i][j]
@@ -910,6 +915,9 @@ func testRollupsAgree(t *testing.T, url string) {
 					assert.InDelta(t, w.CostUSD, g.CostUSD, 1e-9, name)
 					assert.Equal(t, w.LatencyP50MS, g.LatencyP50MS, "%s %v", name, w.Key)
 					assert.Equal(t, w.LatencyP95MS, g.LatencyP95MS, "%s %v", name, w.Key)
+					if by.NoLatency {
+						assert.Zero(t, g.LatencyP95MS, name)
+					}
 				}
 			}
 		}
