@@ -46,8 +46,17 @@ type Dataset struct {
 
 var datasets sync.Map // url → *Dataset
 
-// DatasetStart is when a dataset's first record was made.
-var DatasetStart = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+// datasetStart is when the first record of a dataset of n records was
+// made: 2026-10-01, or earlier for more than a million, so that every
+// dataset ends in the past, its hours sealed into days and months as a
+// store's are (records a million a month).
+func datasetStart(n int) time.Time {
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	if early := time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC).Add(-time.Duration(n) * MonthStep); early.Before(start) {
+		return early
+	}
+	return start
+}
 
 // Fill writes n workload records (a million a month) into the store at
 // url, unless it holds them already (a SQLite file kept in the temporary
@@ -84,7 +93,7 @@ func Fill(tb testing.TB, url string, n int) *Dataset {
 	if have != 0 {
 		tb.Fatalf("%s holds %d records, not 0 or %d (with its samples beside it)", url, have, n)
 	}
-	d := &Dataset{URL: url, Records: n, Start: DatasetStart}
+	d := &Dataset{URL: url, Records: n, Start: datasetStart(n)}
 	w := NewWorkload(42, d.Start, MonthStep)
 	rng := rand.New(rand.NewPCG(7, 7))
 	sample := func(list *[]string, v string) {
