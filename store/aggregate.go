@@ -640,12 +640,13 @@ func (ag *aggregation) rollupWhere(cube int16, p piece) (string, []any) {
 	}
 	if len(ag.tagIDs) > 0 {
 		// The tagsets holding every tag of the filter.
-		var like []string
+		args = append(args, int64(kindTagset))
+		like := []string{"kind = $" + strconv.Itoa(len(args))}
 		for _, t := range ag.tagIDs {
 			args = append(args, "%,"+strconv.Itoa(int(t))+",%")
-			like = append(like, "(',' || tags || ',') LIKE $"+strconv.Itoa(len(args)))
+			like = append(like, "(',' || name || ',') LIKE $"+strconv.Itoa(len(args)))
 		}
-		conds = append(conds, "tagset IN (SELECT id FROM tagsets WHERE "+strings.Join(like, " AND ")+")")
+		conds = append(conds, "tagset IN (SELECT id FROM names WHERE "+strings.Join(like, " AND ")+")")
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -808,7 +809,7 @@ func (ag *aggregation) add(g *grouping, fc *fact) {
 // groups renders a grouping's groups, ordered by key.
 func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error) {
 	s := ag.s
-	// Names and tagsets written since the dict last looked.
+	// Names (tagsets among them) written since the dict last looked.
 	var names, sets []int32
 	for k := range g.groups {
 		for i, d := range g.by {
@@ -823,7 +824,7 @@ func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error)
 		}
 	}
 	if len(names)+len(sets) > 0 {
-		if err := s.dict.lookup(ctx, s, s.r, names, sets); err != nil {
+		if err := s.dict.lookup(ctx, s, s.r, append(names, sets...)); err != nil {
 			return nil, s.readErr(err)
 		}
 	}
@@ -857,7 +858,7 @@ func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error)
 				f.merge(p.f, nil)
 			}
 		}
-		if err := s.dict.lookup(ctx, s, s.r, more, nil); err != nil {
+		if err := s.dict.lookup(ctx, s, s.r, more); err != nil {
 			return nil, s.readErr(err)
 		}
 	}

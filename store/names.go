@@ -15,8 +15,8 @@ import (
 // as they are written: the values a filter offers are read from it
 // ([Store.Facets]) rather than found by reading every record, and the
 // rollups key their rows by the names' small IDs. A record's set of tags
-// is kept once too, as a tagset (the sorted IDs of its tags), and a
-// record names its tagset.
+// is a name too (kind tagset: the sorted IDs of its tags), and a record
+// names its tagset.
 
 // kind is what a name is the name of.
 type kind int16
@@ -29,6 +29,7 @@ const (
 	kindMethod
 	kindStatus
 	kindErrorType
+	kindTagset // a set of tags: their IDs, sorted, comma-separated
 )
 
 // nameKey is a name of a kind.
@@ -37,23 +38,21 @@ type nameKey struct {
 	name string
 }
 
-// dict is a store's copy of the names and tagsets tables. IDs are never
-// reused (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and names
-// are never deleted, so what a dict holds stays true; it learns what
-// other writers added by reading the rows past the greatest ID it has.
+// dict is a store's copy of the names table. IDs are never reused
+// (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and names are never
+// deleted, so what a dict holds stays true; it learns what other writers
+// added by reading the rows past the greatest ID it has, and reads by ID
+// those that committed out of order (lookup).
 type dict struct {
-	mu       sync.RWMutex
-	ids      map[nameKey]int32
-	names    map[int32]nameKey
-	lastName int32
-
-	tagsetIDs  map[string]int32 // canonical form (tagsetKey) → ID
-	tagsets    map[int32][]int32
-	lastTagset int32
+	mu      sync.RWMutex
+	ids     map[nameKey]int32
+	names   map[int32]nameKey
+	tagsets map[int32][]int32 // the tags of each tagset
+	last    int32
 }
 
 func newDict() *dict {
-	return &dict{ids: map[nameKey]int32{}, names: map[int32]nameKey{}, tagsetIDs: map[string]int32{}, tagsets: map[int32][]int32{}}
+	return &dict{ids: map[nameKey]int32{}, names: map[int32]nameKey{}, tagsets: map[int32][]int32{}}
 }
 
 // reset forgets everything: after a write that failed, whose names may
@@ -63,9 +62,8 @@ func (d *dict) reset() {
 	defer d.mu.Unlock()
 	clear(d.ids)
 	clear(d.names)
-	clear(d.tagsetIDs)
 	clear(d.tagsets)
-	d.lastName, d.lastTagset = 0, 0
+	d.last = 0
 }
 
 // id returns the ID of a name; false when the dict does not know it.
@@ -101,8 +99,8 @@ func (d *dict) tagsOf(tagset int32) []int32 {
 	return t
 }
 
-// tagsetKey is the canonical form of a set of tag IDs: sorted, without
-// repeats, comma-separated.
+// tagsetKey is the name of a set of tag IDs: sorted, without repeats,
+// comma-separated.
 func tagsetKey(ids []int32) string {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
@@ -129,73 +127,86 @@ func parseTagset(key string) ([]int32, error) {
 	return ids, nil
 }
 
-// refresh reads the names and tagsets added since the dict last looked.
-func (d *dict) refresh(ctx context.Context, s *Store, db querier) error {
-	d.mu.RLock()
-	lastName, lastTagset := d.lastName, d.lastTagset
-	d.mu.RUnlock()
-	rows, err := db.QueryContext(ctx, s.q(`SELECT id, kind, name FROM names WHERE id > $1 ORDER BY id`), lastName)
+// learn adds names read from the table.
+func (d *dict) learn(ids []int32, keys []nameKey) error {
+	sets := make(map[int32][]int32)
+	for i, k := range keys {
+		if k.kind == kindTagset {
+			tags, err := parseTagset(k.name)
+			if err != nil {
+				return err
+			}
+			sets[ids[i]] = tags
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, k := range keys {
+		d.ids[k], d.names[ids[i]] = ids[i], k
+		d.last = max(d.last, ids[i])
+	}
+	for id, tags := range sets {
+		d.tagsets[id] = tags
+	}
+	return nil
+}
+
+// read learns the names a query returns (id, kind, name).
+func (d *dict) read(ctx context.Context, db querier, query string, args ...any) error {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	var got []struct {
-		id int32
-		k  nameKey
-	}
+	defer rows.Close()
+	var ids []int32
+	var keys []nameKey
 	for rows.Next() {
 		var id int32
 		var k nameKey
 		if err := rows.Scan(&id, &k.kind, &k.name); err != nil {
-			rows.Close()
 			return err
 		}
-		got = append(got, struct {
-			id int32
-			k  nameKey
-		}{id, k})
+		ids, keys = append(ids, id), append(keys, k)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	rows, err = db.QueryContext(ctx, s.q(`SELECT id, tags FROM tagsets WHERE id > $1 ORDER BY id`), lastTagset)
-	if err != nil {
-		return err
-	}
-	type ts struct {
-		id   int32
-		key  string
-		tags []int32
-	}
-	var sets []ts
-	for rows.Next() {
-		var t ts
-		if err := rows.Scan(&t.id, &t.key); err != nil {
-			rows.Close()
-			return err
-		}
-		if t.tags, err = parseTagset(t.key); err != nil {
-			rows.Close()
-			return err
-		}
-		sets = append(sets, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, g := range got {
-		d.ids[g.k], d.names[g.id] = g.id, g.k
-		d.lastName = max(d.lastName, g.id)
-	}
-	for _, t := range sets {
-		d.tagsetIDs[t.key], d.tagsets[t.id] = t.id, t.tags
-		d.lastTagset = max(d.lastTagset, t.id)
-	}
-	return nil
+	return d.learn(ids, keys)
 }
+
+// refresh reads the names added since the dict last looked.
+func (d *dict) refresh(ctx context.Context, s *Store, db querier) error {
+	d.mu.RLock()
+	last := d.last
+	d.mu.RUnlock()
+	return d.read(ctx, db, s.q(`SELECT id, kind, name FROM names WHERE id > $1 ORDER BY id`), last)
+}
+
+// lookup makes sure the dict holds the names of the given IDs (tagsets
+// among them), reading those it lacks: added by writers whose IDs
+// committed out of order, which refresh, reading past the greatest ID
+// held, misses.
+func (d *dict) lookup(ctx context.Context, s *Store, db querier, ids []int32) error {
+	var missing []any
+	d.mu.RLock()
+	for _, id := range ids {
+		if _, ok := d.names[id]; !ok && id > 0 {
+			missing = append(missing, id)
+		}
+	}
+	d.mu.RUnlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := d.refresh(ctx, s, db); err != nil {
+		return err
+	}
+	return chunked(missing, 500, func(part []any) error {
+		return d.read(ctx, db, s.q(`SELECT id, kind, name FROM names WHERE id IN (`+placeholders(1, len(part))+`)`), part...)
+	})
+}
+
+var namesInsert = &insertSpec{table: "names", columns: []column{{"kind", colInt}, {"name", colText}}, tail: ` ON CONFLICT (kind, name) DO NOTHING`}
 
 // ensure gives every name of want an ID, inserting those the table does
 // not hold, in tx. Another writer may insert the same name meanwhile:
@@ -220,7 +231,7 @@ func (d *dict) ensure(ctx context.Context, s *Store, tx *sql.Tx, want map[nameKe
 	})
 	rows := make([][]any, len(missing))
 	for i, k := range missing {
-		rows[i] = []any{int(k.kind), k.name}
+		rows[i] = []any{int64(k.kind), k.name}
 	}
 	if err := s.insertMany(ctx, tx, namesInsert, rows, nil); err != nil {
 		return err
@@ -229,83 +240,19 @@ func (d *dict) ensure(ctx context.Context, s *Store, tx *sql.Tx, want map[nameKe
 		return err
 	}
 	for _, k := range missing {
-		if _, ok := d.id(k.kind, k.name); !ok {
-			// Inserted by a writer whose transaction this one cannot see
-			// yet (PostgreSQL, READ COMMITTED: it committed after this
-			// statement began). Read it by name.
-			var id int32
-			if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM names WHERE kind = $1 AND name = $2`), int(k.kind), k.name).Scan(&id); err != nil {
-				return fmt.Errorf("store: name %q neither found nor inserted: %w", k.name, err)
-			}
-			d.mu.Lock()
-			d.ids[k], d.names[id] = id, k
-			d.mu.Unlock()
-		}
-	}
-	return nil
-}
-
-// ensureTagset returns the ID of the tagset of tags (name IDs), inserting
-// it when the table does not hold it.
-func (d *dict) ensureTagsets(ctx context.Context, s *Store, tx *sql.Tx, want map[string]bool) error {
-	var missing []string
-	d.mu.RLock()
-	for k := range want {
-		if _, ok := d.tagsetIDs[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	d.mu.RUnlock()
-	if len(missing) == 0 {
-		return nil
-	}
-	slices.Sort(missing)
-	rows := make([][]any, len(missing))
-	for i, k := range missing {
-		rows[i] = []any{k}
-	}
-	if err := s.insertMany(ctx, tx, tagsetsInsert, rows, nil); err != nil {
-		return err
-	}
-	if err := d.refresh(ctx, s, tx); err != nil {
-		return err
-	}
-	for _, k := range missing {
-		d.mu.RLock()
-		_, ok := d.tagsetIDs[k]
-		d.mu.RUnlock()
-		if ok {
+		if _, ok := d.id(k.kind, k.name); ok {
 			continue
 		}
-		var id int32
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM tagsets WHERE tags = $1`), k).Scan(&id); err != nil {
-			return fmt.Errorf("store: tagset %q neither found nor inserted: %w", k, err)
-		}
-		tags, err := parseTagset(k)
-		if err != nil {
+		// Inserted by a writer whose IDs committed out of order: read it
+		// by name.
+		if err := d.read(ctx, tx, s.q(`SELECT id, kind, name FROM names WHERE kind = $1 AND name = $2`), int(k.kind), k.name); err != nil {
 			return err
 		}
-		d.mu.Lock()
-		d.tagsetIDs[k], d.tagsets[id] = id, tags
-		d.mu.Unlock()
+		if _, ok := d.id(k.kind, k.name); !ok {
+			return fmt.Errorf("store: name %q neither found nor inserted", k.name)
+		}
 	}
 	return nil
-}
-
-var (
-	namesInsert   = &insertSpec{table: "names", columns: []column{{"kind", colInt}, {"name", colText}}, tail: ` ON CONFLICT (kind, name) DO NOTHING`}
-	tagsetsInsert = &insertSpec{table: "tagsets", columns: []column{{"tags", colText}}, tail: ` ON CONFLICT (tags) DO NOTHING`}
-)
-
-// tagsetID returns the ID of a tagset the dict holds.
-func (d *dict) tagsetID(key string) (int32, bool) {
-	if key == "" {
-		return 0, true
-	}
-	d.mu.RLock()
-	id, ok := d.tagsetIDs[key]
-	d.mu.RUnlock()
-	return id, ok
 }
 
 // Facets are the values a [Filter] can take: every user, tag, model,
@@ -321,7 +268,7 @@ type Facets struct {
 func (s *Store) Facets(ctx context.Context) (Facets, error) {
 	// Read whole, not from the dict: a writer's IDs may commit out of
 	// order, so a dict that reads past its greatest ID can miss one.
-	rows, err := s.r.QueryContext(ctx, `SELECT kind, name FROM names`)
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT kind, name FROM names WHERE kind <> $1`), int(kindTagset))
 	if err != nil {
 		return Facets{}, s.readErr(err)
 	}
@@ -358,72 +305,4 @@ func (s *Store) Facets(ctx context.Context) (Facets, error) {
 		slices.Sort(*l)
 	}
 	return f, nil
-}
-
-// lookup makes sure the dict holds the names and tagsets of the given
-// IDs, reading those it lacks (added by writers whose IDs committed out
-// of order, which refresh, reading past the greatest ID held, misses).
-func (d *dict) lookup(ctx context.Context, s *Store, db querier, nameIDs, tagsetIDs []int32) error {
-	var names, sets []any
-	d.mu.RLock()
-	for _, id := range nameIDs {
-		if _, ok := d.names[id]; !ok && id != 0 {
-			names = append(names, id)
-		}
-	}
-	for _, id := range tagsetIDs {
-		if _, ok := d.tagsets[id]; !ok && id != 0 {
-			sets = append(sets, id)
-		}
-	}
-	d.mu.RUnlock()
-	if len(names)+len(sets) == 0 {
-		return nil
-	}
-	if err := d.refresh(ctx, s, db); err != nil {
-		return err
-	}
-	err := chunked(names, 500, func(part []any) error {
-		rows, err := db.QueryContext(ctx, s.q(`SELECT id, kind, name FROM names WHERE id IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int32
-			var k nameKey
-			if err := rows.Scan(&id, &k.kind, &k.name); err != nil {
-				return err
-			}
-			d.mu.Lock()
-			d.ids[k], d.names[id] = id, k
-			d.mu.Unlock()
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return err
-	}
-	return chunked(sets, 500, func(part []any) error {
-		rows, err := db.QueryContext(ctx, s.q(`SELECT id, tags FROM tagsets WHERE id IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int32
-			var key string
-			if err := rows.Scan(&id, &key); err != nil {
-				return err
-			}
-			tags, err := parseTagset(key)
-			if err != nil {
-				return err
-			}
-			d.mu.Lock()
-			d.tagsetIDs[key], d.tagsets[id] = id, tags
-			d.mu.Unlock()
-		}
-		return rows.Err()
-	})
 }

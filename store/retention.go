@@ -305,7 +305,7 @@ func (s *Store) Size(ctx context.Context) (int64, error) {
 		n = pages * size
 	} else {
 		err = s.r.QueryRowContext(ctx, `SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c
-			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname IN ('records', 'record_docs', 'messages', 'record_attrs', 'record_text', 'llmhistory_meta', 'names', 'tagsets', 'rollups')`).Scan(&n)
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname IN ('records', 'record_docs', 'messages', 'record_attrs', 'record_text', 'llmhistory_meta', 'names', 'rollups')`).Scan(&n)
 	}
 	if err != nil {
 		return 0, s.readErr(err)

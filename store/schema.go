@@ -187,7 +187,7 @@ var migrations = []migration{
 		},
 	},
 	{
-		// Names and tagsets (names.go), and rollups on both backends, per
+		// Names (names.go), tagsets among them, and rollups on both backends, per
 		// hour, day and month, by user and by tag too (rollup.go).
 		version: 2,
 		sqlite: []string{
@@ -197,10 +197,6 @@ var migrations = []migration{
 				kind INTEGER NOT NULL,
 				name TEXT NOT NULL,
 				UNIQUE (kind, name)
-			)`,
-			`CREATE TABLE tagsets (
-				id INTEGER PRIMARY KEY AUTOINCREMENT,
-				tags TEXT NOT NULL UNIQUE
 			)`,
 			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
 			`CREATE TABLE rollups (
@@ -232,10 +228,6 @@ var migrations = []migration{
 				kind SMALLINT NOT NULL,
 				name TEXT NOT NULL,
 				UNIQUE (kind, name)
-			)`,
-			`CREATE TABLE tagsets (
-				id SERIAL PRIMARY KEY,
-				tags TEXT NOT NULL UNIQUE
 			)`,
 			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
 			`ALTER INDEX record_text_tsv SET (fastupdate = on, gin_pending_list_limit = 64)`,
@@ -446,15 +438,15 @@ func fillNamesAndRollups(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	want := map[string]bool{}
+	want := map[nameKey]bool{}
 	for k := range bySet {
-		want[k] = true
+		want[nameKey{kindTagset, k}] = true
 	}
-	if err := s.dict.ensureTagsets(ctx, s, tx, want); err != nil {
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
 		return err
 	}
 	for k, seqs := range bySet {
-		id, _ := s.dict.tagsetID(k)
+		id, _ := s.dict.id(kindTagset, k)
 		err := chunked(seqs, 500, func(part []any) error {
 			_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET tagset = $1 WHERE seq IN (`+placeholders(2, len(part))+`)`), append([]any{id}, part...)...)
 			return err

@@ -289,13 +289,13 @@ func (s *Store) traceDetails(ctx context.Context, ids []any, sums map[string]*Tr
 	for _, r := range all {
 		sets = append(sets, r.tagset)
 	}
-	if err := s.dict.lookup(ctx, s, s.r, nil, sets); err != nil {
+	if err := s.dict.lookup(ctx, s, s.r, sets); err != nil {
 		return s.readErr(err)
 	}
 	for _, r := range all {
 		names = append(names, s.dict.tagsOf(r.tagset)...)
 	}
-	if err := s.dict.lookup(ctx, s, s.r, names, nil); err != nil {
+	if err := s.dict.lookup(ctx, s, s.r, names); err != nil {
 		return s.readErr(err)
 	}
 	for _, r := range all {

@@ -740,7 +740,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 }
 
 // resolveNames gives each record of ps the IDs of its names and of its
-// tagset, adding those the store has not had to the names and tagsets
+// tagset, adding those the store has not had to the names
 // tables.
 func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	want := map[nameKey]bool{}
@@ -779,11 +779,15 @@ func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error 
 			sets[keys[i]] = true
 		}
 	}
-	if err := s.dict.ensureTagsets(ctx, s, tx, sets); err != nil {
+	want = map[nameKey]bool{}
+	for k := range sets {
+		want[nameKey{kindTagset, k}] = true
+	}
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
 		return err
 	}
 	for i, p := range ps {
-		p.dims.tagset, _ = s.dict.tagsetID(keys[i])
+		p.dims.tagset, _ = s.dict.id(kindTagset, keys[i])
 	}
 	return nil
 }
