@@ -181,9 +181,9 @@ type grouping struct {
 	by        []GroupBy
 	noLatency bool
 	res       span  // the coarsest span its time dimension allows
-	cube   int16 // the rollups it reads; -1: the records
-	groups map[groupKey]*figures
-	traces map[string]int32 // ByTrace values, interned
+	cube      int16 // the rollups it reads; -1: the records
+	groups    map[groupKey]*figures
+	traces    map[string]int32 // ByTrace values, interned
 }
 
 // groupKey is a group's value for each dimension of by, in order: a time
