@@ -476,10 +476,11 @@ func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int6
 			return err
 		}
 		high := up.highFrom
-		if up.from == spanHour && sealed != math.MinInt64 {
+		if up.from == spanHour {
+			if sealed == math.MinInt64 {
+				continue // no hour is sealed: days (and so months) hold none
+			}
 			high = min(high, sealed-1)
-		} else if up.from == spanHour {
-			high = math.MinInt64 // no hour is sealed: days and months hold none
 		}
 		rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.from, up.lowFrom, high)
 		if err != nil {
