@@ -19,7 +19,7 @@ type ImportResult struct {
 }
 
 // importBatch is how many records Import writes per transaction.
-const importBatch = 1000
+const importBatch = 4096
 
 // Import writes the records of a JSONL history (as the JSONL sink and the
 // spill file write it) into the store, exactly once by call ID, so that

@@ -37,7 +37,7 @@ const (
 	// maxTextBytes bounds the text one record gives the full-text index.
 	maxTextBytes = 1 << 20
 	// writeChunk is the most records written in one transaction.
-	writeChunk = 1024
+	writeChunk = 4096
 )
 
 // WriteResult counts what [Store.Write] did.
@@ -49,7 +49,7 @@ type WriteResult struct {
 // Write writes records, exactly once by call ID: a record whose call ID
 // the store holds already (written before, by any process, or earlier in
 // recs) is skipped and counted, so a batch retried after a lost answer
-// duplicates nothing. Records are written in transactions of up to 1,024;
+// duplicates nothing. Records are written in transactions of up to 4,096;
 // on an error, those before the failing transaction are written and the
 // rest are not. Write does not spill: [Store.AppendBatch] is the sink,
 // which does.
