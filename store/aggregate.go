@@ -117,11 +117,7 @@ func (s *Store) Aggregates(ctx context.Context, f Filter, by ...Grouping) ([][]G
 	}
 	// One snapshot: a writer sealing hours meanwhile moves them from the
 	// hours' rows into the days', which read apart would count twice.
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.dialect == PostgreSQL {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	tx, err := s.r.BeginTx(ctx, opts)
+	tx, err := s.r.BeginTx(ctx, s.d.readTx())
 	if err != nil {
 		return nil, s.readErr(err)
 	}

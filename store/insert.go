@@ -4,16 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
-// A table's rows are inserted many at once, as each backend takes them
-// fastest: SQLite in multi-row INSERTs (as many rows as its parameters
-// allow), PostgreSQL in one INSERT of column arrays (unnest), a statement
-// whose text does not change with the number of rows, so that it is
-// parsed and planned once per connection, and whose parameters pgx
-// encodes as a few arrays rather than a value each.
+// A table's rows are inserted many at once, as each database takes them
+// fastest (the dialect's insert): SQLite in multi-row INSERTs, PostgreSQL
+// in one INSERT of column arrays.
 
 // colType is what PostgreSQL's arrays of a column are.
 type colType int8
@@ -62,78 +58,12 @@ func (s *Store) insertMany(ctx context.Context, tx *sql.Tx, sp *insertSpec, rows
 	if rowsHook != nil {
 		rowsHook(`INSERT INTO `+sp.table+` (`+sp.names()+`) VALUES `, rows)
 	}
-	if s.dialect == PostgreSQL {
-		return s.insertArrays(ctx, tx, sp, rows, scan)
-	}
-	n := len(sp.columns)
-	per := max(1, 30000/n) // under SQLite's 32,766 parameters
-	head := `INSERT INTO ` + sp.table + ` (` + sp.names() + `) VALUES `
-	one := s.tuple(1, n)
-	for len(rows) > 0 {
-		part := rows[:min(per, len(rows))]
-		rows = rows[len(part):]
-		var b strings.Builder
-		b.Grow(len(head) + len(part)*(len(one)+1) + len(sp.tail) + len(sp.returning) + 2)
-		b.WriteString(head)
-		args := make([]any, 0, n*len(part))
-		for i, row := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(one)
-			args = append(args, row...)
-		}
-		b.WriteString(sp.tail)
-		if err := s.run(ctx, tx, b.String(), sp.returning, args, scan); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.d.insert(ctx, s, tx, sp, rows, scan)
 }
 
-// insertArrays is insertMany on PostgreSQL.
-func (s *Store) insertArrays(ctx context.Context, tx *sql.Tx, sp *insertSpec, rows [][]any, scan func(*sql.Rows) error) error {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO ` + sp.table + ` (` + sp.names() + `) SELECT `)
-	if sp.pgSelect != "" {
-		b.WriteString(sp.pgSelect)
-	} else {
-		b.WriteString("*")
-	}
-	b.WriteString(` FROM unnest(`)
-	args := make([]any, len(sp.columns))
-	for i, c := range sp.columns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(i+1))
-		var err error
-		switch c.typ {
-		case colInt:
-			b.WriteString("::bigint[]")
-			args[i], err = intColumn(rows, i)
-		case colText:
-			b.WriteString("::text[]")
-			args[i], err = textColumn(rows, i)
-		case colBytes:
-			b.WriteString("::bytea[]")
-			args[i], err = bytesColumn(rows, i)
-		case colFloat:
-			b.WriteString("::float8[]")
-			args[i], err = floatColumn(rows, i)
-		}
-		if err != nil {
-			return fmt.Errorf("store: %s.%s: %w", sp.table, c.name, err)
-		}
-	}
-	b.WriteString(`) AS x (` + sp.names() + `)`)
-	b.WriteString(sp.tail)
-	return s.run(ctx, tx, b.String(), sp.returning, args, scan)
-}
-
-// run executes an insert, with its RETURNING rows to scan when it has
-// some.
-func (s *Store) run(ctx context.Context, tx *sql.Tx, query, returning string, args []any, scan func(*sql.Rows) error) error {
+// runInsert executes an insert, with its RETURNING rows to scan when it
+// has some.
+func runInsert(ctx context.Context, tx *sql.Tx, query, returning string, args []any, scan func(*sql.Rows) error) error {
 	if returning == "" {
 		_, err := tx.ExecContext(ctx, query, args...)
 		return err

@@ -179,18 +179,8 @@ func scanRollup(rs interface{ Scan(...any) error }, r *rollupRow) error {
 		&r.calls, &r.errors, &r.in, &r.out, &r.total, &r.cost, &r.unpriced, &r.unpricedTokens, &r.enc)
 }
 
-// rollupLock is the advisory lock PostgreSQL's writers take to change
-// the rollups, one at a time.
-const rollupLock = 7301150530
-
 // lockRollups makes tx the only writer of the rollups until it ends.
-func (s *Store) lockRollups(ctx context.Context, tx *sql.Tx) error {
-	if s.dialect != PostgreSQL {
-		return nil // SQLite's writers take turns anyway
-	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+itoa(rollupLock)+`)`)
-	return err
-}
+func (s *Store) lockRollups(ctx context.Context, tx *sql.Tx) error { return s.d.lockRollups(ctx, tx) }
 
 // sealedHour is the first hour not sealed: days and months hold every
 // hour before it. math.MinInt64 when none is.
@@ -331,12 +321,7 @@ func (s *Store) mergeRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			row := s.tuple(len(args)+1, 10)
-			if i == 0 && s.dialect == PostgreSQL {
-				row = strings.ReplaceAll(row, ",", "::bigint,")
-				row = strings.Replace(row, ")", "::bigint)", 1)
-			}
-			b.WriteString(row)
+			b.WriteString(s.d.valuesRow(len(args)+1, 10, i == 0))
 			args = append(args, k.cube, int16(k.span), k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType)
 		}
 		b.WriteString(`) SELECT ` + qualified("r", rollupColumns) + ` FROM k JOIN rollups r ON ` + joinOn("r", "k", rollupKeyColumns))

@@ -293,21 +293,14 @@ func (s *Store) schemaVersion(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }) (int, error) {
 	var exists int
-	var err error
-	switch s.dialect {
-	case SQLite:
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'llmhistory_meta'`).Scan(&exists)
-	default:
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'llmhistory_meta'`).Scan(&exists)
-	}
-	if err != nil {
+	if err := db.QueryRowContext(ctx, s.d.metaExists()).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("store: read schema version of %s: %w", s.url, err)
 	}
 	if exists == 0 {
 		return 0, nil
 	}
 	var v string
-	err = db.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'schema_version'`).Scan(&v)
+	err := db.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'schema_version'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -330,11 +323,9 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	defer tx.Rollback()
-	if s.dialect == PostgreSQL {
-		// One migrator at a time across replicas.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301150529)`); err != nil {
-			return fmt.Errorf("store: migrate %s: %w", s.url, err)
-		}
+	// One migrator at a time, whichever process or replica.
+	if err := s.d.lockMigration(ctx, tx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	if _, err := tx.ExecContext(ctx, metaTable); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
@@ -353,11 +344,7 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 		if m.version <= v {
 			continue
 		}
-		stmts := m.sqlite
-		if s.dialect == PostgreSQL {
-			stmts = m.postgres
-		}
-		for _, stmt := range stmts {
+		for _, stmt := range s.d.migration(m) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("store: migrate %s to version %d: %w\n%s", s.url, m.version, err, strings.TrimSpace(stmt))
 			}
@@ -373,10 +360,8 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 	if _, err := tx.ExecContext(ctx, s.q(upsert), strconv.Itoa(known)); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
-	if s.dialect == SQLite {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO llmhistory_meta (key, value) VALUES ('next_seq', '1') ON CONFLICT (key) DO NOTHING`); err != nil {
-			return fmt.Errorf("store: migrate %s: %w", s.url, err)
-		}
+	if err := s.d.migrated(ctx, tx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)

@@ -69,10 +69,11 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		return TracePage{}, s.readErr(err)
 	}
 	pos := start
-	// On SQLite, a common word is found newest first by the full-text
-	// index's own order (textWalk), not tested record by record.
-	fq := ftsQuery(q.Text)
-	byText := s.dialect == SQLite && fq != "" && p.walk("text", fq)
+	// A common word may be found newest first in the full-text index's
+	// own order (the dialect's walkText), rather than tested record by
+	// record.
+	k := textKey(q.Text)
+	byText := k != "" && p.walk("text", k)
 	for len(order) < limit {
 		var rows *sql.Rows
 		var err error
@@ -82,7 +83,7 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 			var found []cursor
 			var ok bool
 			f := q.Filter
-			found, ok, err = s.textWalk(ctx, f, pos, chunk-1, p)
+			found, ok, err = s.d.walkText(ctx, s, f, pos, chunk-1, p)
 			if err != nil {
 				return TracePage{}, s.readErr(err)
 			}
@@ -105,9 +106,7 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 			var args []any
 			where := and(q.whereWith(s, &args, p), "r.trace_id IS NOT NULL")
 			if pos != nil {
-				ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
-				args = append(args, pos.ts, pos.seq)
-				where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+				where = and(where, pos.before(&args))
 			}
 			args = append(args, chunk)
 			rows, err = s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq FROM records r WHERE `+where+
@@ -183,23 +182,18 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		ids[i] = h.trace
 	}
 	sums := map[string]*TraceSummary{}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, min(r.ts), max(r.ts), count(*), sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END),
+	var t TraceSummary
+	var first, last int64
+	err = eachRow(ctx, s.r, s.q(`SELECT r.trace_id, min(r.ts), max(r.ts), count(*), sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END),
 		coalesce(sum(r.total_tokens), 0), coalesce(sum(r.cost_usd), 0), coalesce(max(r.user_id), ''), coalesce(max(r.model), ''), coalesce(sum(r.duration_ms), 0)
-		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id`), ids...)
+		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id`), ids,
+		[]any{&t.TraceID, &first, &last, &t.Calls, &t.Errors, &t.TotalTokens, &t.CostUSD, &t.UserID, &t.Model, &t.DurationMS}, func() error {
+			t.First, t.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+			sum := t
+			sums[t.TraceID] = &sum
+			return nil
+		})
 	if err != nil {
-		return TracePage{}, s.readErr(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t TraceSummary
-		var first, last int64
-		if err := rows.Scan(&t.TraceID, &first, &last, &t.Calls, &t.Errors, &t.TotalTokens, &t.CostUSD, &t.UserID, &t.Model, &t.DurationMS); err != nil {
-			return TracePage{}, s.readErr(err)
-		}
-		t.First, t.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
-		sums[t.TraceID] = &t
-	}
-	if err := rows.Err(); err != nil {
 		return TracePage{}, s.readErr(err)
 	}
 	if err := s.traceModels(ctx, ids, sums); err != nil {
@@ -220,30 +214,24 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 // traceModels fills in the models and providers of the traces ids,
 // read from the trace index, one row per trace, model and provider.
 func (s *Store) traceModels(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, coalesce(r.model, ''), r.provider, min(r.ts) AS first
-		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id, r.model, r.provider ORDER BY first`), ids...)
-	if err != nil {
-		return s.readErr(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var trace, model, provider string
-		var first int64
-		if err := rows.Scan(&trace, &model, &provider, &first); err != nil {
-			return s.readErr(err)
-		}
-		t, ok := sums[trace]
-		if !ok {
-			continue
-		}
-		if model != "" && !slices.Contains(t.Models, model) {
-			t.Models = append(t.Models, model)
-		}
-		if provider != "" && !slices.Contains(t.Providers, provider) {
-			t.Providers = append(t.Providers, provider)
-		}
-	}
-	return rows.Err()
+	var trace, model, provider string
+	var first int64
+	err := eachRow(ctx, s.r, s.q(`SELECT r.trace_id, coalesce(r.model, ''), r.provider, min(r.ts) AS first
+		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id, r.model, r.provider ORDER BY first`), ids,
+		[]any{&trace, &model, &provider, &first}, func() error {
+			t, ok := sums[trace]
+			if !ok {
+				return nil
+			}
+			if model != "" && !slices.Contains(t.Models, model) {
+				t.Models = append(t.Models, model)
+			}
+			if provider != "" && !slices.Contains(t.Providers, provider) {
+				t.Providers = append(t.Providers, provider)
+			}
+			return nil
+		})
+	return s.readErr(err)
 }
 
 // traceDetails fills in, for the traces ids, how many messages the
@@ -252,31 +240,25 @@ func (s *Store) traceModels(ctx context.Context, ids []any, sums map[string]*Tra
 // one reference per message in refs (refs.go), each a varint, whose last
 // byte alone has the high bit clear.
 func (s *Store) traceDetails(ctx context.Context, ids []any, sums map[string]*TraceSummary) error {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq, coalesce(r.tagset, 0), d.base_count, d.refs
-		FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids...)
-	if err != nil {
-		return s.readErr(err)
-	}
-	defer rows.Close()
 	type row struct {
 		trace, callID string
 		ts, seq       int64
 		tagset        int32
 	}
 	var all []row
+	var r row
+	var base int
 	var refs []byte
-	for rows.Next() {
-		var r row
-		var base int
-		if err := rows.Scan(&r.trace, &r.callID, &r.ts, &r.seq, &r.tagset, &base, &refs); err != nil {
-			return s.readErr(err)
-		}
-		if t, ok := sums[r.trace]; ok {
-			t.Messages = max(t.Messages, base+countRefs(refs))
-		}
-		all = append(all, r)
-	}
-	if err := rows.Err(); err != nil {
+	err := eachRow(ctx, s.r, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq, coalesce(r.tagset, 0), d.base_count, d.refs
+		FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids,
+		[]any{&r.trace, &r.callID, &r.ts, &r.seq, &r.tagset, &base, &refs}, func() error {
+			if t, ok := sums[r.trace]; ok {
+				t.Messages = max(t.Messages, base+countRefs(refs))
+			}
+			all = append(all, r)
+			return nil
+		})
+	if err != nil {
 		return s.readErr(err)
 	}
 	slices.SortFunc(all, func(a, b row) int {
@@ -332,24 +314,17 @@ func (s *Store) tracesSelectedAfter(ctx context.Context, f Filter, p *plan, c cu
 		traces[i] = h.trace
 	}
 	var args []any
-	where := f.whereWith(s, &args, p)
-	ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
-	args = append(args, c.ts, c.seq)
-	where = and(where, "(r.ts > "+ts+" OR (r.ts = "+ts+" AND r.seq >= "+seq+"))")
+	where := and(f.whereWith(s, &args, p), c.atOrNewer(&args))
 	where = and(where, "r.trace_id IN ("+placeholders(len(args)+1, len(traces))+")")
 	args = append(args, traces...)
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT DISTINCT r.trace_id FROM records r WHERE `+where), args...)
+	out := map[string]bool{}
+	var t string
+	err := eachRow(ctx, s.r, s.q(`SELECT DISTINCT r.trace_id FROM records r WHERE `+where), args, []any{&t}, func() error {
+		out[t] = true
+		return nil
+	})
 	if err != nil {
 		return nil, s.readErr(err)
 	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, s.readErr(err)
-		}
-		out[t] = true
-	}
-	return out, rows.Err()
+	return out, nil
 }

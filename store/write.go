@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -130,7 +131,7 @@ func (s *Store) writePrepared(ctx context.Context, c chunk) (WriteResult, error)
 // retryable reports whether a chunk that failed with err is worth
 // writing again at once.
 func (s *Store) retryable(err error) bool {
-	return s.dialect == PostgreSQL && s.backend.Fault != nil && s.backend.Fault(err) == FaultLocked && ctxAlive(err)
+	return s.backend.Fault != nil && s.d.retryable(s.backend.Fault(err), err)
 }
 
 func ctxAlive(err error) bool {
@@ -162,10 +163,11 @@ type prep struct {
 
 // message is one element of args being written, by content.
 type message struct {
-	hash [16]byte
-	body []byte
-	id   int64
-	used int64 // its last_used, once known
+	hash  [16]byte
+	body  []byte
+	id    int64
+	used  int64 // its last_used, once known
+	stamp int64 // the last_used the batch's records need of it (touchOf)
 }
 
 var sumSeed = maphash.MakeSeed()
@@ -231,15 +233,13 @@ func (s *Store) writeChunk(ctx context.Context, c chunk) (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, err
 	}
-	var stamp int64 // the touch: every message of the batch ends with last_used near it
 	for i, p := range ps {
 		p.seq = seqs[i]
-		stamp = max(stamp, p.sec)
 	}
-	if err := s.findBases(ctx, tx, ps, stamp); err != nil {
+	if err := s.findBases(ctx, tx, ps); err != nil {
 		return WriteResult{}, err
 	}
-	if err := s.resolveMessages(ctx, tx, ps, stamp); err != nil {
+	if err := s.resolveMessages(ctx, tx, ps); err != nil {
 		return WriteResult{}, err
 	}
 	if err := s.resolveNames(ctx, tx, ps); err != nil {
@@ -273,67 +273,24 @@ func (s *Store) heldCallIDs(ctx context.Context, tx *sql.Tx, ps []*prep) (map[st
 	for i, p := range ps {
 		ids[i] = p.r.CallID
 	}
-	err := chunked(ids, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT call_id FROM records WHERE call_id IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			held[id] = true
-		}
-		return rows.Err()
+	var id string
+	err := s.eachRowIn(ctx, tx, `SELECT call_id FROM records WHERE call_id IN (`, ids, `)`, []any{&id}, func() error {
+		held[id] = true
+		return nil
 	})
 	return held, err
 }
 
-// allocSeqs returns n new record sequence numbers, ascending. Within a
-// SQLite write transaction they are also in commit order; PostgreSQL's
-// are not across replicas, which Follow allows for.
+// allocSeqs returns n new record sequence numbers, ascending.
 func (s *Store) allocSeqs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
-	seqs := make([]int64, 0, n)
-	if s.dialect == SQLite {
-		var first int64
-		err := tx.QueryRowContext(ctx, `UPDATE llmhistory_meta SET value = CAST(value AS INTEGER) + ?1 WHERE key = 'next_seq' RETURNING CAST(value AS INTEGER) - ?1`, n).Scan(&first)
-		if err != nil {
-			return nil, err
-		}
-		for i := range n {
-			seqs = append(seqs, first+int64(i))
-		}
-		return seqs, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT nextval('records_seq') FROM generate_series(1, $1)`, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(seqs) != n {
-		return nil, fmt.Errorf("store: asked for %d sequence numbers, got %d", n, len(seqs))
-	}
-	slices.Sort(seqs)
-	return seqs, nil
+	return s.d.allocSeqs(ctx, tx, n)
 }
 
 // findBases picks, for each record of a trace, the record its args
 // continue: the trace's previous record in this batch, or the one this
 // store wrote last, if the database still holds it. It fills each prep's
 // base, count, tail (unresolved) and entry.
-func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	// The cached records the batch would build on must still be there:
 	// retention, here or in another process, may have taken them.
 	var cached []any
@@ -348,20 +305,10 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 		}
 	}
 	alive := map[int64]bool{}
-	err := chunked(cached, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT seq FROM record_docs WHERE seq IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				return err
-			}
-			alive[seq] = true
-		}
-		return rows.Err()
+	var seq int64
+	err := s.eachRowIn(ctx, tx, `SELECT seq FROM record_docs WHERE seq IN (`, cached, `)`, []any{&seq}, func() error {
+		alive[seq] = true
+		return nil
 	})
 	if err != nil {
 		return err
@@ -391,7 +338,7 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 			if p.base != nil && !p.whole {
 				depth = p.base.depth + 1
 			}
-			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: stamp}
+			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: touchOf(p.sec)}
 			latest[p.r.TraceID] = p.entry
 		}
 	}
@@ -453,20 +400,33 @@ func contentKey(sec int64, b []byte) [16]byte {
 	return k
 }
 
+// touchOf is the last_used a record of second sec gives its messages:
+// sec, rounded up to half a touchGrain, so that a write's touches take a
+// few values.
+func touchOf(sec int64) int64 {
+	const half = touchGrain / 2
+	return -floorDiv(-sec, half) * half
+}
+
 // resolveMessages finds or inserts every message the batch adds, fills
 // each prep's entry with its whole list of IDs, and touches what needs
 // it: every message of the batch's records ends with last_used no more
-// than touchGrain before the newest record using it, which is what lets
-// retention delete the messages no kept record uses (retention.go).
-func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+// than touchGrain before the newest record using it (each record's own
+// time, however long the batch spans: an import of a year), which is
+// what lets retention delete the messages no kept record uses
+// (retention.go).
+func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	byHash := map[[16]byte]*message{}
 	var order []*message
 	for _, p := range ps {
+		stamp := touchOf(p.sec)
 		for i, m := range p.tail {
 			if seen, ok := byHash[m.hash]; ok {
 				p.tail[i] = seen
+				seen.stamp = max(seen.stamp, stamp)
 				continue
 			}
+			m.stamp = stamp
 			byHash[m.hash] = m
 			order = append(order, m)
 		}
@@ -476,7 +436,7 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 	slices.SortFunc(order, func(a, b *message) int { return strings.Compare(string(a.hash[:]), string(b.hash[:])) })
 	// Most messages are new: insert them all, and look up only those
 	// the database held already (or another writer inserted meanwhile).
-	if err := s.insertMessages(ctx, tx, order, stamp); err != nil {
+	if err := s.insertMessages(ctx, tx, order); err != nil {
 		return err
 	}
 	var held []*message
@@ -493,19 +453,19 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 			return fmt.Errorf("store: message %x neither found nor inserted", m.hash)
 		}
 	}
-	touch := map[int64]bool{}
+	touch := map[int64]int64{} // message → the last_used it needs
 	for _, m := range order {
-		if m.used < stamp-touchGrain/2 {
-			touch[m.id] = true
+		if m.used < m.stamp-touchGrain/2 {
+			touch[m.id] = max(touch[m.id], m.stamp)
 		}
 	}
 	for _, p := range ps {
 		var ids []int64
 		if p.base != nil {
 			ids = append(ids, p.base.ids[:p.count]...)
-			if p.base.touched < stamp-touchGrain/2 {
+			if stamp := touchOf(p.sec); p.base.touched < stamp-touchGrain/2 {
 				for _, id := range p.base.ids[:p.count] {
-					touch[id] = true
+					touch[id] = max(touch[id], stamp)
 				}
 			}
 		}
@@ -521,28 +481,32 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 	if len(touch) == 0 {
 		return nil
 	}
-	ids := make([]any, 0, len(touch))
-	for id := range touch {
-		ids = append(ids, id)
+	byStamp := map[int64][]any{}
+	for id, stamp := range touch {
+		byStamp[stamp] = append(byStamp[stamp], id)
 	}
-	slices.SortFunc(ids, func(a, b any) int { return int(a.(int64) - b.(int64)) })
-	// Every row is updated (to the greater of the two), so that the count
-	// tells whether retention deleted one meanwhile.
-	greatest := "greatest"
-	if s.dialect == SQLite {
-		greatest = "max"
-	}
-	return chunked(ids, 500, func(part []any) error {
-		args := append([]any{stamp}, part...)
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE messages SET last_used = `+greatest+`(last_used, $1) WHERE id IN (`+placeholders(2, len(part))+`)`), args...)
+	stamps := slices.Sorted(maps.Keys(byStamp))
+	for _, stamp := range stamps {
+		ids := byStamp[stamp]
+		slices.SortFunc(ids, func(a, b any) int { return cmpInt(a.(int64), b.(int64)) })
+		// Every row is updated (to the greater of the two), so that the
+		// count tells whether retention deleted one meanwhile.
+		err := chunked(ids, 500, func(part []any) error {
+			args := append([]any{stamp}, part...)
+			res, err := tx.ExecContext(ctx, s.q(`UPDATE messages SET last_used = `+s.d.greatest()+`(last_used, $1) WHERE id IN (`+placeholders(2, len(part))+`)`), args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil && n != int64(len(part)) {
+				return fmt.Errorf("store: %d of %d messages were deleted while being written (retention ran meanwhile); write again", int64(len(part))-n, len(part))
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err == nil && n != int64(len(part)) {
-			return fmt.Errorf("store: %d of %d messages were deleted while being written (retention ran meanwhile); write again", int64(len(part))-n, len(part))
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // findMessages sets the ID and last_used of each message the database
@@ -557,29 +521,19 @@ func (s *Store) findMessages(ctx context.Context, tx *sql.Tx, ms []*message) err
 		byHash[m.hash] = m
 		keys[i] = m.hash[:]
 	}
-	return chunked(keys, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT id, hash, last_used FROM messages WHERE hash IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
+	var id, used int64
+	var h []byte
+	return s.eachRowIn(ctx, tx, `SELECT id, hash, last_used FROM messages WHERE hash IN (`, keys, `)`, []any{&id, &h, &used}, func() error {
+		if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
+			m.id, m.used = id, used
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id, used int64
-			var h []byte
-			if err := rows.Scan(&id, &h, &used); err != nil {
-				return err
-			}
-			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
-				m.id, m.used = id, used
-			}
-		}
-		return rows.Err()
+		return nil
 	})
 }
 
 // insertMessages inserts messages the database did not hold; one another
 // writer inserted meanwhile is left with ID 0.
-func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, stamp int64) error {
+func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message) error {
 	byHash := make(map[[16]byte]*message, len(ms))
 	for _, m := range ms {
 		byHash[m.hash] = m
@@ -596,7 +550,7 @@ func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, s
 		ms = ms[n:]
 		rows := make([][]any, len(part))
 		for i, m := range part {
-			rows[i] = []any{m.hash[:], stamp, string(m.body)}
+			rows[i] = []any{m.hash[:], m.stamp, string(m.body)}
 		}
 		err := s.insertMany(ctx, tx, messagesInsert, rows, func(rs *sql.Rows) error {
 			var id int64
@@ -605,7 +559,7 @@ func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, s
 				return err
 			}
 			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
-				m.id, m.used = id, stamp
+				m.id, m.used = id, m.stamp
 			}
 			return nil
 		})
@@ -627,11 +581,7 @@ var (
 		tail: ` ON CONFLICT (hash) DO NOTHING`, returning: `RETURNING id, hash`}
 	docsInsert = &insertSpec{table: "record_docs", columns: []column{
 		{"seq", colInt}, {"base_seq", colInt}, {"base_count", colInt}, {"refs", colBytes}, {"doc", colBytes}}}
-	attrsInsert      = &insertSpec{table: "record_attrs", columns: []column{{"name", colText}, {"value", colText}, {"seq", colInt}}}
-	textInsertSQLite = &insertSpec{table: "record_text", columns: []column{{"rowid", colInt}, {"text", colText}}}
-	// The text, made a stripped tsvector by the server.
-	textInsertPostgres = &insertSpec{table: "record_text", columns: []column{{"seq", colInt}, {"tsv", colText}},
-		pgSelect: `x.seq, strip(to_tsvector('simple', x.tsv))`}
+	attrsInsert = &insertSpec{table: "record_attrs", columns: []column{{"name", colText}, {"value", colText}, {"seq", colInt}}}
 )
 
 // record_attrs holds a record's tags (name attrTag, value the tag) and
@@ -732,11 +682,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 	if err := s.insertMany(ctx, tx, attrsInsert, attrs, nil); err != nil {
 		return nil, err
 	}
-	spec := textInsertSQLite
-	if s.dialect == PostgreSQL {
-		spec = textInsertPostgres
-	}
-	return ps, s.insertMany(ctx, tx, spec, text, nil)
+	return ps, s.insertMany(ctx, tx, s.d.textInsert(), text, nil)
 }
 
 // resolveNames gives each record of ps the IDs of its names and of its
@@ -803,17 +749,10 @@ func tuple(first, n int) string {
 	return "(" + placeholders(first, n) + ")"
 }
 
-// tuple is a row of n parameters from the first-th, as the dialect writes
-// them: "(?,?,?)" on SQLite, where a statement built of them takes its
-// parameters in order, "($4,$5,$6)" on PostgreSQL. A statement made of
-// them needs no rewriting by q, which costs more than the statement for
-// a multi-row INSERT.
-func (s *Store) tuple(first, n int) string {
-	if s.dialect == SQLite {
-		return "(" + strings.Repeat("?,", n-1) + "?)"
-	}
-	return tuple(first, n)
-}
+// tuple is a row of n parameters from the first-th, as the database
+// takes them in a statement that needs no rewriting by q (which costs
+// more than the statement, for a multi-row INSERT).
+func (s *Store) tuple(first, n int) string { return s.d.tuple(first, n) }
 
 // placeholders is "$first, ..., $first+n-1".
 func placeholders(first, n int) string {
