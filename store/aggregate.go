@@ -922,4 +922,3 @@ func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error)
 	return groups, nil
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }

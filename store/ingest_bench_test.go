@@ -20,11 +20,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/sqlite"
+	_ "github.com/llmhistory/llmhistory/store/sqlite"
 )
 
 // BenchmarkIngest writes b.N records of a team's workload into a new
@@ -222,7 +223,7 @@ type rawInserter interface {
 type sqliteRaw struct{ db *sql.DB }
 
 func newSQLiteRaw(url string) (*sqliteRaw, error) {
-	db, err := sql.Open("sqlite", sqlite.DSN(sqlite.Path(url), 5000, false))
+	db, err := sql.Open("sqlite", sqlitedsn.DSN(sqlitedsn.Path(url), 5000, false))
 	if err != nil {
 		return nil, err
 	}
@@ -402,10 +403,9 @@ func ingestRecorder(b *testing.B, url string) {
 	rec := middleware.NewRecorder(middleware.WithSink(s), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 	client := rec.Client(nil)
 	type conv struct {
-		id    string
-		msgs  []map[string]any
-		left  int
-		start int
+		id   string
+		msgs []map[string]any
+		left int
 	}
 	w := workload() // for its random numbers and text
 	rng := w.Rand()

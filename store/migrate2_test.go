@@ -12,9 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/sqlite"
+	_ "github.com/llmhistory/llmhistory/store/sqlite"
 )
 
 // A store of schema version 1 (no names, no tagsets, rollups on SQLite
@@ -32,7 +33,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		"sqlite": {
 			url: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "h.db") },
 			exec: func(t *testing.T, url string, stmts ...string) {
-				db, err := sql.Open("sqlite", sqlite.DSN(sqlite.Path(url), 5000, false))
+				db, err := sql.Open("sqlite", sqlitedsn.DSN(sqlitedsn.Path(url), 5000, false))
 				require.NoError(t, err)
 				defer db.Close()
 				for _, q := range stmts {

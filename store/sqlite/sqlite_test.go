@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/sqlite"
 	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
@@ -22,7 +22,7 @@ func harness() storetest.Harness {
 	return storetest.Harness{
 		NewURL: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "history.db") },
 		Exec: func(t *testing.T, url, query string) {
-			db, err := sql.Open("sqlite", sqlite.DSN(sqlite.Path(url), 5000, false))
+			db, err := sql.Open("sqlite", sqlitedsn.DSN(sqlitedsn.Path(url), 5000, false))
 			require.NoError(t, err)
 			defer db.Close()
 			_, err = db.Exec(query)
