@@ -921,4 +921,3 @@ func (ag *aggregation) groups(ctx context.Context, g *grouping) ([]Group, error)
 	}
 	return groups, nil
 }
-
