@@ -614,8 +614,10 @@ func (ag *aggregation) sumRollups(ctx context.Context, g *grouping, p piece) err
 // rollupWhere is the condition on rollups of a cube in a piece that the
 // filter selects, and its arguments.
 func (ag *aggregation) rollupWhere(cube int16, p piece) (string, []any) {
-	args := []any{cube, int16(p.span)}
-	conds := []string{"cube = $1", "span = $2"}
+	// The cube and the span as literals: a partial index by user holds
+	// one cube (rollups_user), which the planner knows only so.
+	var args []any
+	conds := []string{"cube = " + strconv.Itoa(int(cube)), "span = " + strconv.Itoa(int(p.span))}
 	arg := func(cond string, v any) {
 		args = append(args, v)
 		conds = append(conds, cond+" $"+strconv.Itoa(len(args)))
