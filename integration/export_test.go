@@ -95,7 +95,7 @@ var keyShaped = regexp.MustCompile(`sk-[A-Za-z0-9_-]{16,}|AIza[A-Za-z0-9_-]{16,}
 // The built command's export, over OTLP/HTTP and gRPC, to the Collector's
 // own receiver: the demo's history (a real recorder's: a nested call, a
 // retry, streams, an error, a pasted key) arrives as one span per record
-// in the conversation's tree, with the service the environment names,
+// in its conversation's tree, with the service the environment names,
 // no metrics, no content and no key.
 func TestExportToTheCollector(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
@@ -105,7 +105,7 @@ func TestExportToTheCollector(t *testing.T) {
 	require.NoError(t, err)
 	recs, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)
-	require.Len(t, recs, 9)
+	require.Len(t, recs, 13)
 
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
@@ -116,9 +116,9 @@ func TestExportToTheCollector(t *testing.T) {
 			}, "export", path)
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, stderr, "llmhistory export: to http://"+addr+" ("+protocol+") as service checkout, no content\n")
-			assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
+			assert.Contains(t, stderr, ": 13 exported, 0 failed, 0 dropped\n")
 
-			otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+			otlpfake.WaitFor(t, "a span per record", func() bool { return c.SpanCount() == 13 })
 			checkTree(t, c.Spans(t), recs)
 			res := c.Traces()[0].GetResourceSpans()[0].GetResource()
 			assert.Equal(t, "checkout", otlpfake.Attrs(res.GetAttributes())["service.name"])
@@ -179,13 +179,12 @@ func TestExportRefusedByTheCollector(t *testing.T) {
 }
 
 // checkTree asserts that the collector holds one span per record, named
-// as the conventions say, in one trace whose parent links are the
-// records' parent_call_id.
+// as the conventions say, one trace per conversation, whose parent links
+// are the records' parent_call_id.
 func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Record) {
 	t.Helper()
 	require.Len(t, spans, len(recs))
-	traceID := spans[recs[0].CallID].GetTraceId()
-	require.Len(t, traceID, 16)
+	traceOf := map[string]string{} // the records' trace to the spans'
 	nested := 0
 	for _, r := range recs {
 		sp, ok := spans[r.CallID]
@@ -196,7 +195,11 @@ func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Recor
 		}
 		assert.Equal(t, op+" "+gjson.GetBytes(r.Kwargs, "model").String(), sp.GetName())
 		assert.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, sp.GetKind())
-		assert.Equal(t, traceID, sp.GetTraceId(), "one conversation, one trace")
+		require.Len(t, sp.GetTraceId(), 16)
+		if want, seen := traceOf[r.TraceID]; seen {
+			assert.Equal(t, want, string(sp.GetTraceId()), "one conversation, one trace")
+		}
+		traceOf[r.TraceID] = string(sp.GetTraceId())
 		start, err := record.ParseTime(r.Timestamp)
 		require.NoError(t, err)
 		assert.Equal(t, start, otlpfake.Time(sp.GetStartTimeUnixNano()), "the span starts when the call did")
@@ -208,5 +211,10 @@ func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Recor
 		require.Len(t, spans[r.ParentCallID].GetSpanId(), 8)
 		assert.Equal(t, spans[r.ParentCallID].GetSpanId(), sp.GetParentSpanId(), "call %s is under its parent", r.CallID)
 	}
+	distinct := map[string]bool{}
+	for _, tr := range traceOf {
+		distinct[tr] = true
+	}
+	assert.Len(t, distinct, len(traceOf), "each conversation its own trace")
 	assert.Equal(t, 1, nested, "the demo's tool makes one nested call")
 }

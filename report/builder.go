@@ -17,6 +17,7 @@ import (
 	"github.com/llmhistory/llmhistory/cost"
 	"github.com/llmhistory/llmhistory/detect"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/store"
 )
 
 // Options configures a [Builder]. The zero value is the defaults.
@@ -69,6 +70,10 @@ type Options struct {
 	// module's version as the binary records it, and the Go version.
 	Tool string
 
+	// Scores are scores of the records (a store's, a scores file's),
+	// reported by the model and the tags of the records they are on.
+	Scores []store.Score
+
 	// Progress, when set, is called by [Build] about every 100 ms.
 	Progress func(Progress)
 	// OnBadLine, when set, is called by [Build] for each garbled line, as
@@ -118,7 +123,8 @@ const maxExampleRunes = 80
 // memory bounded by its Options whatever the number of records. It is not
 // safe for concurrent use.
 type Builder struct {
-	opts Options
+	scores *scoreTally // scores.go
+	opts   Options
 
 	records, calls                 int64
 	ok, failed, canceled           int64
@@ -202,6 +208,7 @@ func NewBuilder(opts Options) *Builder {
 		spend:     newSpender(o),
 		users:     newGrouper(o.MaxGroups),
 		tagGroups: newGrouper(o.MaxGroups),
+		scores:    newScoreTally(o.Scores),
 	}
 }
 
@@ -216,6 +223,7 @@ func label(s string) string {
 // Add counts one record. It keeps no reference to r.
 func (b *Builder) Add(r record.Record) {
 	b.records++
+	b.scores.add(&r)
 	n := max(r.Attempts, 1)
 	b.calls += int64(n)
 	b.attempts[min(n, 5)-1]++
@@ -613,7 +621,7 @@ func rate(n, d int64) float64 {
 // Report returns a snapshot of the figures so far. The builder can go on
 // adding records afterwards.
 func (b *Builder) Report() *Report {
-	r := &Report{Version: 1}
+	r := &Report{Version: 1, Scores: b.scores.report()}
 	r.Provenance = Provenance{
 		GeneratedAt: record.FormatTime(b.opts.Now()),
 		Tool:        b.opts.Tool,

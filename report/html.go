@@ -437,7 +437,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return "nodata"
 	},
-}).Parse(scrollingTables(pageHTML)))
+}).Parse(scrollingTables(pageHTML + scoresHTML)))
 
 // scrollingTables wraps every table of a page in a box that scrolls
 // sideways, so a wide table scrolls inside itself on a narrow screen and
@@ -548,6 +548,7 @@ svg .bar{fill:#4c78a8}svg .p50{fill:#9ecae9}svg .p90{fill:#4c78a8}svg .p99{fill:
 {{template "counts" (list "Models" .R.Models .R.Summary.Records)}}
 {{template "groups" (list "Users" "User" .R.Users)}}
 {{template "groups" (list "Tags" "Tag" .R.Tags)}}
+{{template "scores" .R.Scores}}
 
 <h2>Errors</h2>
 {{template "chart" .Errors}}

@@ -346,6 +346,8 @@ func (r *Report) markdown(m *mdWriter) {
 		m.table("lrr", header, rows)
 	}
 
+	r.markdownScores(m)
+
 	m.printf("## Bad input\n\n")
 	b := r.BadInput
 	if b.GarbledLines == 0 && b.TornTails == 0 {

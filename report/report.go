@@ -25,13 +25,16 @@ type Report struct {
 	// Users and Tags group the records by user_id and by tag: calls,
 	// errors, tokens, spend and latency, the largest first ("(none)" for
 	// records without; a record with two tags counts in both).
-	Users      []Group    `json:"users"`
-	Tags       []Group    `json:"tags"`
-	Depth      []Count    `json:"depth"`
-	Traces     Traces     `json:"traces"`
-	Duplicates Duplicates `json:"duplicates"`
-	BadInput   BadInput   `json:"bad_input"`
-	Checklist  []Check    `json:"checklist"`
+	Users []Group `json:"users"`
+	Tags  []Group `json:"tags"`
+	// Scores are the scores given in Options.Scores, by model and by
+	// tag (scores.go); empty without.
+	Scores     []ScoreGroup `json:"scores,omitempty"`
+	Depth      []Count      `json:"depth"`
+	Traces     Traces       `json:"traces"`
+	Duplicates Duplicates   `json:"duplicates"`
+	BadInput   BadInput     `json:"bad_input"`
+	Checklist  []Check      `json:"checklist"`
 	// Notes say where a figure is an estimate or a list was cut.
 	Notes []string `json:"notes"`
 }

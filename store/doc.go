@@ -81,6 +81,18 @@
 // SQLite, aggregates that involve only time, model, provider, method,
 // status and error type read hourly rollups, not the records.
 //
+// # Scores
+//
+// A [Score] judges a call or a conversation: a user's thumbs, a code
+// check, a model's verdict, a reviewer's label. [Store.AddScore] keeps one
+// per target, name and author (adding it again replaces it);
+// [Store.Scores] reads them; [Filter].Scores selects records and
+// conversations by score ([ParseScoreFilter]: "helpfulness<0.5",
+// "!topic"); [Store.AggregateScores] groups a score by model, tag, user,
+// day or any other dimension. Beside a JSONL history, scores are kept in
+// a scores file ([ScoresPath], [ScoreJSONL], [ReadScores]), which
+// [Store.ImportScores] brings into a store. Package eval makes them.
+//
 // # Retention
 //
 // [Options].MaxAge and MaxBytes bound what a store keeps: they are applied

@@ -41,6 +41,10 @@ type Filter struct {
 	// runs of letters and digits, matched whole and without regard to
 	// case.
 	Text string
+
+	// Scores selects the records by their scores or their
+	// conversations' (see [ScoreFilter]): every one must hold.
+	Scores []ScoreFilter
 }
 
 // where appends the filter's conditions on records r to args and
@@ -104,6 +108,7 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 		}
 		conds = append(conds, c)
 	}
+	conds = append(conds, f.scoreConds(arg)...)
 	return strings.Join(conds, " AND ")
 }
 

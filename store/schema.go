@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the schema this package writes. A
 // store is migrated up to it when opened for writing; a store of a newer
 // version is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // SchemaError is returned by [Open] for a store whose schema this version
 // cannot use: one written by a newer llmhistory, or, opened read-only, one
@@ -186,10 +186,11 @@ var migrations = []migration{
 			`CREATE INDEX record_text_tsv ON record_text USING GIN (tsv) WITH (fastupdate = off)`,
 		},
 	},
+	scoresMigration, // score_store.go (version 2)
 	{
 		// Names (names.go), tagsets among them, and rollups on both backends, per
 		// hour, day and month, by user and by tag too (rollup.go).
-		version: 2,
+		version: 3,
 		sqlite: []string{
 			`DROP TABLE rollups`,
 			`CREATE TABLE names (

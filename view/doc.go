@@ -63,6 +63,14 @@
 //     p50 and p95 by model; spend by model, user and tag; the share of
 //     the tokens that no price covers.
 //
+// With [Options].Scores (a store, or the scores files beside JSONL
+// histories: [OpenScoresFile]), the call and conversation pages list
+// their scores, the list has a column of them, and the overview gives
+// each score by day and by model. With [Options].Annotate, a reviewer adds
+// scores from those pages (thumbs, a number, a category, a comment), and
+// /queue?score=NAME, with the list's filters, opens the newest
+// conversation without a NAME score, then the next.
+//
 // Live pages follow /events, a stream of Server-Sent Events, and fetch
 // their content again when records arrive.
 //
@@ -73,7 +81,12 @@
 // that text. Every response carries a Content-Security-Policy that allows
 // script and style from the viewer's own files only (no inline script,
 // no inline style, no eval) and no other site, and headers that keep it
-// out of frames and referrers. Only GET and HEAD are answered.
+// out of frames and referrers. Only GET and HEAD are answered, unless
+// annotation is on: then POST /annotate too, and only when it comes from
+// the viewer's own page (Sec-Fetch-Site or Origin), from a browser that
+// holds the launch's [Token] (given once in the address, kept in an
+// HttpOnly, SameSite=Strict cookie), with the form token the pages carry:
+// a cross-site request forgery fails all three.
 // [Options].AllowedHosts restricts the Host header, so that a page bound
 // to loopback is out of reach of DNS rebinding; llmhistory view sets it
 // to loopback's names, listens on 127.0.0.1 by default and warns when

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmhistory/llmhistory/store"
 )
 
 //go:embed templates/*.html
@@ -49,6 +51,12 @@ type Options struct {
 	// Heartbeat is how often a live page's event stream is kept awake;
 	// default 20 s.
 	Heartbeat time.Duration
+	// Scores, when not nil, is where the pages read scores: on the call
+	// and conversation pages, a column of the list, and the overview.
+	Scores ScoreReader
+	// Annotate, when not nil, lets a reviewer holding its token add
+	// scores (annotate.go); the viewer is otherwise read-only.
+	Annotate *Annotation
 }
 
 // Handler serves the viewer's pages over a [Source]. It only reads: every
@@ -105,6 +113,10 @@ func NewHandler(src Source, opts Options) *Handler {
 	h.mux.HandleFunc("GET /call/{id}", h.callPage)
 	h.mux.HandleFunc("GET /overview", h.overviewPage)
 	h.mux.HandleFunc("GET /events", h.events)
+	h.mux.HandleFunc("GET /queue", h.queue)
+	if opts.Annotate != nil {
+		h.mux.HandleFunc("POST /annotate", h.annotate)
+	}
 	h.mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "No such page.")
 	})
@@ -135,6 +147,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
 	if !h.hostAllowed(r.Host) {
 		http.Error(w, "llmhistory view: this host name is not allowed; open the address the viewer printed", http.StatusForbidden)
+		return
+	}
+	if a := h.opts.Annotate; a != nil && r.Method == http.MethodGet && a.Token.Admit(w, r, h.opts.Prefix) {
+		return
+	}
+	if r.Method == http.MethodPost && h.opts.Annotate != nil && r.URL.Path == "/annotate" {
+		h.mux.ServeHTTP(w, r) // annotate checks origin, token and form token
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -178,10 +197,14 @@ type page struct {
 	LiveFor string // the conversation it follows; "" for any
 	Status  *Status
 	Body    any
+	Scores  *pageScores // nil when the viewer reads no scores
 }
 
 func (h *Handler) newPage(title, nav string, body any) *page {
 	p := &page{Title: title, App: h.opts.Title, Base: h.opts.Prefix, Nav: nav, Body: body}
+	if h.opts.Scores != nil {
+		p.Scores = &pageScores{Base: h.opts.Prefix, Annotate: h.opts.Annotate != nil}
+	}
 	if sr, ok := h.src.(StatusReporter); ok {
 		st := sr.Status()
 		p.Status = &st
@@ -346,6 +369,12 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage("Conversations", "conversations", b)
 	p.Live = b.First
+	if p.Scores != nil {
+		p.Scores.Summary = map[string][]scoreSummary{}
+		for _, c := range pg.Conversations {
+			p.Scores.Summary[c.ID] = summarizeScores(h.scoresOf(r.Context(), store.ScoreQuery{TraceID: c.ID}))
+		}
+	}
 	h.render(w, r, "conversations", p)
 }
 
@@ -399,6 +428,12 @@ func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage(conversationTitle(tp.Conversation), "conversations", b)
 	p.Live, p.LiveFor = b.Next < 0, tp.Conversation.ID
+	if p.Scores != nil {
+		p.Scores.List = h.scoresOf(r.Context(), store.ScoreQuery{TraceID: tp.Conversation.ID})
+		if !tp.Conversation.NoTrace {
+			p.Scores.Form = h.annotateFormFor(r, "", tp.Conversation.ID)
+		}
+	}
 	h.render(w, r, "conversation", p)
 }
 
@@ -474,7 +509,12 @@ func (h *Handler) callPage(w http.ResponseWriter, r *http.Request) {
 	if m := modelOf(rec); m != "" {
 		title += " · " + m
 	}
-	h.render(w, r, "call", h.newPage(title, "conversations", b))
+	p := h.newPage(title, "conversations", b)
+	if p.Scores != nil {
+		p.Scores.List = h.scoresOf(r.Context(), store.ScoreQuery{CallIDs: []string{rec.CallID}})
+		p.Scores.Form = h.annotateFormFor(r, rec.CallID, "")
+	}
+	h.render(w, r, "call", p)
 }
 
 // shownFields are the record fields the call page shows in its own
@@ -570,6 +610,9 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := h.newPage("Overview", "overview", b)
 	p.Live = true
+	if p.Scores != nil {
+		p.Scores.Overview = h.overviewScores(r.Context())
+	}
 	h.render(w, r, "overview", p)
 }
 

@@ -89,8 +89,12 @@ func parseTemplates(prefix string) map[string]*template.Template {
 		"title":      conversationTitle,
 		"statusText": http.StatusText,
 		"isOther":    func(s string) bool { return strings.HasPrefix(s, "(") && strings.HasSuffix(s, " others)") },
+		"scoreValue": scoreValue,
+		"groupText":  groupText,
+		"shortID":    func(id string) string { return snippetN(id, 12) },
+		"dayOf":      func(rfc string) string { return strings.TrimSuffix(rfc, "T00:00:00Z") },
 	}
-	base := template.Must(template.New("base").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+	base := template.Must(template.New("base").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/scores.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"conversations", "conversation", "tree", "call", "overview", "error"} {
 		t := template.Must(base.Clone())

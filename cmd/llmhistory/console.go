@@ -14,6 +14,7 @@ import (
 
 	"github.com/lmittmann/tint"
 
+	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -37,7 +38,7 @@ type console struct {
 	w       io.Writer
 	color   bool
 	width   int  // columns a line may take; 0: no limit
-	noTrace bool // leave the trace out: the demo has one, named once
+	noTrace bool // leave the trace out: the demo names each under its heading
 }
 
 func newConsole(w io.Writer, color bool, width int) *console {
@@ -225,4 +226,123 @@ func useColor(mode string, w io.Writer) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("-color must be auto, always or never, not %q", mode)
+}
+
+// A conversation on the console: its turns, one speaker a line, wrapped to
+// the screen, the records that go with them (print) after each.
+
+// turnLines is how many lines one turn of a conversation may take on a
+// terminal: a long answer from a real model is cut, not scrolled.
+const turnLines = 3
+
+// heading opens a conversation: who is talking, and under which trace.
+func (c *console) heading(text string) {
+	fmt.Fprintf(c.w, "── %s\n", text)
+}
+
+// line shows one turn of a conversation, redacted like a record: the
+// screen may be shared or its output kept in a file.
+func (c *console) line(who, text string) { c.lineIn(turnLines, who, text) }
+
+// lineIn is line in at most maxLines lines on a terminal.
+func (c *console) lineIn(maxLines int, who, text string) {
+	w := c.turn(who)
+	w.maxLines = maxLines
+	w.WriteString(strings.TrimSpace(text))
+	w.end("")
+}
+
+// turn starts a turn of a conversation; what is written to it is wrapped
+// to the screen's width.
+func (c *console) turn(who string) *wrapper {
+	fmt.Fprintf(c.w, "%14s ▸ ", who)
+	return &wrapper{w: c.w, width: c.width, indent: 17, col: 17, maxLines: turnLines}
+}
+
+// note explains what the next call shows.
+func (c *console) note(text string) {
+	fmt.Fprintf(c.w, "  # %s\n", text)
+}
+
+// summary writes one line of a closing summary, wrapped to the screen
+// under its own indent.
+func (c *console) summary(text string) {
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	w := &wrapper{w: c.w, width: c.width, indent: indent + 2, col: indent, maxLines: 1 << 20}
+	io.WriteString(c.w, text[:indent])
+	w.WriteString(text[indent:])
+	w.end("")
+}
+
+// wrapper writes the text of a turn, redacted, wrapped at word boundaries
+// to width columns with a hanging indent, and cut after maxLines lines.
+// Without a width (not a terminal) it writes the text on one line.
+type wrapper struct {
+	w             io.Writer
+	width, indent int
+	col, lines    int
+	maxLines      int
+	word          strings.Builder
+	space         bool // a space is due before the next word
+	started       bool // the current line has a word
+	cut           bool
+}
+
+func (w *wrapper) WriteString(s string) {
+	for _, c := range s {
+		if c == '\n' || c == '\r' || c == '\t' {
+			c = ' '
+		}
+		if c == ' ' {
+			w.flushWord()
+			w.space = true
+			continue
+		}
+		w.word.WriteRune(c)
+	}
+}
+
+func (w *wrapper) flushWord() {
+	if w.word.Len() == 0 {
+		return
+	}
+	word := middleware.Redact(w.word.String())
+	w.word.Reset()
+	n := len([]rune(word))
+	if w.space && w.started {
+		n++
+	}
+	if w.width > 0 && w.col+n > w.width && w.started {
+		if w.lines+1 >= w.maxLines {
+			if !w.cut {
+				io.WriteString(w.w, "…")
+			}
+			w.cut = true
+			return
+		}
+		fmt.Fprintf(w.w, "\n%*s", w.indent, "")
+		w.col, w.lines, w.space, w.started = w.indent, w.lines+1, false, false
+	}
+	if w.space && w.started {
+		w.put(" ")
+	}
+	w.space, w.started = false, true
+	w.put(word)
+}
+
+func (w *wrapper) put(s string) {
+	if w.cut {
+		return
+	}
+	io.WriteString(w.w, s)
+	w.col += len([]rune(s))
+}
+
+// end finishes the turn with suffix, on the same line if it fits.
+func (w *wrapper) end(suffix string) {
+	w.flushWord()
+	if !w.cut && suffix != "" {
+		w.put(suffix)
+	}
+	io.WriteString(w.w, "\n")
 }

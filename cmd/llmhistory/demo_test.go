@@ -36,15 +36,51 @@ func TestDemoOffline(t *testing.T) {
 	}
 	assert.Contains(t, string(data), "[REDACTED]")
 
-	recs, err := record.ReadJSONL(bytes.NewReader(data))
+	all, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)
-	require.Len(t, recs, 9, "one record per logical call")
+	require.Len(t, all, 13, "one record per logical call")
 
+	// Four conversations of three users, each on its trace, attributed
+	// and tagged: what fills the viewer's list.
+	type conv struct {
+		user  string
+		tags  []string
+		calls int
+	}
+	convs := map[string]conv{}
+	var traces []string
+	for _, r := range all {
+		c, seen := convs[r.TraceID]
+		if !seen {
+			traces = append(traces, r.TraceID)
+		}
+		c.user, c.tags, c.calls = r.UserID, r.Tags, c.calls+1
+		convs[r.TraceID] = c
+	}
+	require.Len(t, traces, 4)
+	assert.Equal(t, []conv{
+		{"maria", []string{"travel-assistant"}, 9},
+		{"tom", []string{"support"}, 2},
+		{"li", []string{"translate"}, 1},
+		{"tom", []string{"support", "escalation"}, 1},
+	}, []conv{convs[traces[0]], convs[traces[1]], convs[traces[2]], convs[traces[3]]})
+	for i, tr := range traces {
+		assert.True(t, strings.HasPrefix(tr, demoTracePrefix), tr)
+		assert.True(t, strings.HasSuffix(tr, fmt.Sprintf("-%d", i+1)), tr)
+		assert.Contains(t, stderr, "trace "+tr+"\n", "each conversation's heading names its trace")
+	}
+
+	// The agent conversation shows what a record holds.
+	var recs []record.Record
+	for _, r := range all {
+		if r.TraceID == traces[0] {
+			recs = append(recs, r)
+		}
+	}
 	byID := map[string]record.Record{}
 	var retried, tool, nested, oaStream, gmStream, failed, redacted, claude []record.Record
 	for _, r := range recs {
 		byID[r.CallID] = r
-		assert.Equal(t, recs[0].TraceID, r.TraceID, "one trace")
 		assert.True(t, r.HistoryRecordAppended)
 		assert.True(t, r.HistoryGuidance, "every chat call carried the guidance")
 		switch {
@@ -103,13 +139,13 @@ func TestDemoOffline(t *testing.T) {
 	// The report on stdout is the one built from the file.
 	var rep report.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
-	assert.Equal(t, int64(9), rep.Summary.Records)
-	assert.Equal(t, int64(10), rep.Summary.Calls, "9 logical calls, one of them tried twice")
+	assert.Equal(t, int64(13), rep.Summary.Records)
+	assert.Equal(t, int64(14), rep.Summary.Calls, "13 logical calls, one of them tried twice")
 	providers := map[string]int64{}
 	for _, p := range rep.Providers {
 		providers[p.Name] = p.Records
 	}
-	assert.Equal(t, map[string]int64{"openai": 6, "gemini": 2, "anthropic": 1}, providers)
+	assert.Equal(t, map[string]int64{"openai": 8, "gemini": 3, "anthropic": 2}, providers)
 	for _, p := range rep.Patterns {
 		assert.NotEmpty(t, p.Example, "an example span for %s", p.Tag)
 	}
@@ -126,7 +162,7 @@ func TestDemoOffline(t *testing.T) {
 	// The closing summary gives the spend.
 	var spent float64
 	var priced, unknown int64
-	for _, r := range recs {
+	for _, r := range all {
 		switch {
 		case r.Cost != nil:
 			spent += r.Cost.USD
@@ -138,13 +174,13 @@ func TestDemoOffline(t *testing.T) {
 	// Every call that returned usage (all but the 404) is priced: the
 	// demo asks models the built-in table knows, so its report shows no
 	// unpriced call (issue 30's first hour).
-	assert.Equal(t, int64(8), priced)
+	assert.Equal(t, int64(12), priced)
 	assert.Zero(t, unknown)
 	assert.InDelta(t, spent, rep.Spend.USD, 1e-12)
 	assert.Equal(t, priced, rep.Spend.PricedRecords)
 	assert.Zero(t, rep.Spend.UnpricedRecords)
 	assert.Equal(t, int64(1), rep.Spend.NoUsageRecords, "the 404")
-	assert.Contains(t, stderr, fmt.Sprintf("\n  spend %s · calls by provider: openai 6, gemini 2, anthropic 1 · 1 retried · 1 in error\n", report.FormatUSD(spent)))
+	assert.Contains(t, stderr, fmt.Sprintf("\n  spend %s · calls by provider: openai 8, gemini 3, anthropic 2 · 1 retried · 1 in error\n", report.FormatUSD(spent)))
 	// The checklist item a demo cannot meet says why, in the summary and
 	// in the report.
 	assert.Contains(t, stderr, "checklist 5 of 6 met (the other needs 100+ records)")
@@ -188,14 +224,14 @@ func TestDemoRealProviders(t *testing.T) {
 	require.NoError(t, err)
 	recs, err := record.ReadJSONL(bytes.NewReader(data))
 	require.NoError(t, err)
-	assert.Len(t, recs, 9)
+	assert.Len(t, recs, 13)
 	var models []string
 	for _, r := range recs {
 		if r.MethodName == "anthropic.messages.create" {
 			models = append(models, r.Model)
 		}
 	}
-	assert.Equal(t, []string{"claude-haiku-4-5"}, models, "ANTHROPIC_MODEL picks the model")
+	assert.Equal(t, []string{"claude-haiku-4-5", "claude-haiku-4-5"}, models, "ANTHROPIC_MODEL picks the model")
 	for _, key := range []string{fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
 		assert.NotContains(t, string(data), key)
 	}

@@ -60,7 +60,7 @@ func demoHistory(t *testing.T) (string, []record.Record) {
 	require.NoError(t, err)
 	recs, err := record.ReadJSONL(strings.NewReader(string(data)))
 	require.NoError(t, err)
-	require.Len(t, recs, 9)
+	require.Len(t, recs, 13)
 	return path, recs
 }
 
@@ -74,20 +74,23 @@ func spanName(r record.Record) string {
 }
 
 // checkTree asserts that the receiver holds one span per record, named
-// as the conventions say, in one trace whose parent links are the
-// records' parent_call_id.
+// as the conventions say, one trace per conversation, whose parent links
+// are the records' parent_call_id.
 func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Record) {
 	t.Helper()
 	require.Len(t, spans, len(recs))
-	traceID := spans[recs[0].CallID].GetTraceId()
-	require.Len(t, traceID, 16)
+	traceOf := map[string]string{} // the records' trace to the spans'
 	nested := 0
 	for _, r := range recs {
 		sp, ok := spans[r.CallID]
 		require.True(t, ok, "no span for call %s", r.CallID)
 		assert.Equal(t, spanName(r), sp.GetName())
 		assert.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, sp.GetKind())
-		assert.Equal(t, traceID, sp.GetTraceId(), "one conversation, one trace")
+		require.Len(t, sp.GetTraceId(), 16)
+		if want, seen := traceOf[r.TraceID]; seen {
+			assert.Equal(t, want, string(sp.GetTraceId()), "one conversation, one trace")
+		}
+		traceOf[r.TraceID] = string(sp.GetTraceId())
 		start, err := record.ParseTime(r.Timestamp)
 		require.NoError(t, err)
 		assert.Equal(t, start, otlpfake.Time(sp.GetStartTimeUnixNano()), "the span starts when the call did")
@@ -99,6 +102,11 @@ func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Recor
 		require.Len(t, spans[r.ParentCallID].GetSpanId(), 8)
 		assert.Equal(t, spans[r.ParentCallID].GetSpanId(), sp.GetParentSpanId(), "call %s is under its parent", r.CallID)
 	}
+	distinct := map[string]bool{}
+	for _, tr := range traceOf {
+		distinct[tr] = true
+	}
+	assert.Len(t, distinct, len(traceOf), "each conversation its own trace")
 	assert.Equal(t, 1, nested, "the demo's tool makes one nested call")
 }
 
@@ -120,11 +128,11 @@ func TestExport(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			assert.Empty(t, stdout, "progress goes to standard error")
 			assert.Contains(t, stderr, "llmhistory export: to http://"+map[bool]string{true: c.GRPC, false: c.HTTP}[protocol == "grpc"]+" ("+protocol+") as service checkout, no content\n")
-			assert.Contains(t, stderr, path+": 9 records read\n")
-			assert.Contains(t, stderr, "llmhistory export: 9 records from 1 file to ")
-			assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
+			assert.Contains(t, stderr, path+": 13 records read\n")
+			assert.Contains(t, stderr, "llmhistory export: 13 records from 1 file to ")
+			assert.Contains(t, stderr, ": 13 exported, 0 failed, 0 dropped\n")
 
-			otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+			otlpfake.WaitFor(t, "a span per record", func() bool { return c.SpanCount() == 13 })
 			checkTree(t, c.Spans(t), recs)
 			for _, e := range c.Exports() {
 				assert.Equal(t, protocol, e.Protocol)
@@ -195,7 +203,7 @@ func TestExportSampled(t *testing.T) {
 	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
 	code, _, stderr := runCmd(t, "", "export", path)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, ": 0 exported, 0 failed, 0 dropped, 9 left out by sampling\n")
+	assert.Contains(t, stderr, ": 0 exported, 0 failed, 0 dropped, 13 left out by sampling\n")
 	assert.Zero(t, c.SpanCount())
 }
 
@@ -454,13 +462,13 @@ func TestDemoExports(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			assert.Contains(t, stderr, "spans: http://")
 			assert.Contains(t, stderr, " ("+protocol+") as service llmhistory-demo, no content\n")
-			assert.Regexp(t, `\n  9 spans exported to http://[0-9.:]+ \(`+protocol+`\) as service llmhistory-demo, no content\.\n`, stderr)
+			assert.Regexp(t, `\n  13 spans exported to http://[0-9.:]+ \(`+protocol+`\) as service llmhistory-demo, no content\.\n`, stderr)
 
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			recs, err := record.ReadJSONL(strings.NewReader(string(data)))
 			require.NoError(t, err)
-			otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+			otlpfake.WaitFor(t, "a span per record", func() bool { return c.SpanCount() == 13 })
 			checkTree(t, c.Spans(t), recs)
 			otlpfake.WaitFor(t, "the metrics", func() bool { return len(c.Metrics()) > 0 })
 			var calls uint64
@@ -477,7 +485,7 @@ func TestDemoExports(t *testing.T) {
 					}
 				}
 			}
-			assert.Equal(t, uint64(9), calls, "every call measured")
+			assert.Equal(t, uint64(13), calls, "every call measured")
 			wire := c.Wire(t)
 			for _, secret := range []string{pastedKey, fakeOpenAIKey, fakeGeminiKey, fakeAnthropicKey} {
 				assert.False(t, strings.Contains(wire, secret), "a key reached the collector")
@@ -494,9 +502,9 @@ func TestDemoExports(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "history.jsonl")
 		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
 		require.Equal(t, exitOK, code, stderr)
-		assert.Contains(t, stderr, "  9 spans exported to http://"+c.HTTP+"/v1/traces (http/protobuf)")
+		assert.Contains(t, stderr, "  13 spans exported to http://"+c.HTTP+"/v1/traces (http/protobuf)")
 		assert.NotContains(t, stderr, "(OTLP: ", "no metrics went to a default address")
-		otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+		otlpfake.WaitFor(t, "a span per record", func() bool { return c.SpanCount() == 13 })
 		assert.Empty(t, c.Metrics())
 	})
 
@@ -509,8 +517,8 @@ func TestDemoExports(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "history.jsonl")
 		code, _, stderr := runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
 		assert.Equal(t, exitFailure, code, stderr)
-		assert.Contains(t, stderr, "9 records in "+path)
+		assert.Contains(t, stderr, "13 records in "+path)
 		assert.Contains(t, stderr, "llmhistory demo: exporting spans to http://")
-		assert.Contains(t, stderr, "the collector did not take 9 spans")
+		assert.Contains(t, stderr, "the collector did not take 13 spans")
 	})
 }

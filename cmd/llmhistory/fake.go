@@ -89,6 +89,10 @@ asked.count`
 				`{"code":`+quoteJSON(code)+`}`, in, in+38)
 		case strings.Contains(content, "weather"):
 			openAIAnswer(w, "chatcmpl-demo-weather", "Lisbon in May is mild: 15 to 24 °C, mostly sunny, with the odd shower.", in)
+		case strings.Contains(content, "refund take"):
+			openAIAnswer(w, "chatcmpl-demo-refund-2", "Refunds reach your card within 3 to 5 working days of our confirmation email.", in)
+		case strings.Contains(content, "refund"):
+			openAIAnswer(w, "chatcmpl-demo-refund-1", "I'm sorry order 1042 arrived damaged. I've opened a refund; you'll get an email to confirm it today.", in)
 		case strings.Contains(content, "sk-"):
 			openAIAnswer(w, "chatcmpl-demo-key", "Please never paste API keys into a chat; revoke that one now.", in)
 		default:
@@ -143,6 +147,9 @@ func fakeGemini() http.Handler {
 		switch {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, ":generateContent"):
 			text := "Packing for Lisbon in May, and the weather then."
+			if strings.Contains(gjson.GetBytes(body, "contents.0.parts.0.text").String(), "Translate") {
+				text = "Onde fica a estação de comboios?"
+			}
 			out := len(text) / 4
 			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 			fmt.Fprintf(w, `{"candidates":[{"content":{"parts":[{"text":%s}],"role":"model"},"finishReason":"STOP","index":0}],`+
@@ -215,6 +222,9 @@ func fakeAnthropic() http.Handler {
 			return
 		}
 		text := "The list covers Lisbon in May; add sunscreen and a small umbrella, and it is complete."
+		if strings.Contains(req.Get("messages.0.content.0.text").String(), "complaint") {
+			text = "Order 1042 arrived damaged: refund opened, the customer wants to know when the money arrives."
+		}
 		in, out := len(body)/4, len(text)/4
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"msg_01DemoQ8vZ2mXwY7kLp3RtN5","type":"message","role":"assistant","model":%s,`+

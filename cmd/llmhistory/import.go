@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -18,7 +20,9 @@ func init() {
 const importAbout = `Import writes the records of each FILE (JSON Lines, as the JSONL sink and
 a store's spill file write them; - for standard input) into the store at
 URL: sqlite:FILE (created if need be) or postgres://USER@HOST/DB. Flags
-may come before or after the files.
+may come before or after the files. A scores file (h.scores.jsonl, as
+llmhistory eval writes beside h.jsonl) is told by its first line, and its
+scores are kept, one per call or conversation, name and author.
 
 Records are written exactly once by call_id: a record the store holds
 already is counted and skipped, so importing a file twice, or a spill file
@@ -102,7 +106,22 @@ func runImport(ctx context.Context, args []string, io stdio) int {
 			in = f
 		}
 		listed := 0
-		res, err := s.Import(ctx, in, func(line int, err error) {
+		br := bufio.NewReaderSize(in, 64<<10)
+		if isScoresFile(br) {
+			res, err := s.ImportScores(ctx, br, func(line int, err error) {
+				if listed < maxWarnings {
+					listed++
+					fmt.Fprintf(io.err, "%s:%d: %v\n", name, line, err)
+				}
+			})
+			fmt.Fprintf(io.err, "%s: %s kept, %s skipped\n", name, plural(int64(res.Scores), "score", "scores"), plural(int64(res.BadLines), "line", "lines"))
+			if err != nil {
+				fmt.Fprintf(io.err, "llmhistory import: %s: %v\n", name, err)
+				return exitFailure
+			}
+			continue
+		}
+		res, err := s.Import(ctx, br, func(line int, err error) {
 			if listed < maxWarnings {
 				listed++
 				fmt.Fprintf(io.err, "%s:%d: %v\n", name, line, err)
@@ -137,6 +156,21 @@ func runImport(ctx context.Context, args []string, io stdio) int {
 			group(int64(total.Written)), group(int64(total.Duplicates)), time.Since(start).Round(time.Millisecond))
 	}
 	return status
+}
+
+// isScoresFile reports whether the input is a scores file (as llmhistory
+// eval writes beside a history): its first line is a score.
+func isScoresFile(br *bufio.Reader) bool {
+	for n := 1; n <= 64<<10; n *= 4 {
+		b, _ := br.Peek(n)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 || len(b) < n {
+			if i >= 0 {
+				b = b[:i]
+			}
+			return store.IsScoreLine(b)
+		}
+	}
+	return false
 }
 
 // parseInterleaved parses flags that may come before, between or after

@@ -7,6 +7,7 @@
 //	llmhistory export [flags] FILE|URL…  send history files or a store to an OpenTelemetry Collector over OTLP
 //	llmhistory import FILE… --into URL   load JSONL history files into a store (SQLite or PostgreSQL)
 //	llmhistory query [flags] URL         ask a store for records, conversations or figures
+//	llmhistory eval [flags] URL|FILE     score calls with code checks and LLM judges, once per evaluator version
 //	llmhistory scan [flags] FILE…        find history queries in generated code (- for stdin)
 //	llmhistory help [command]            what a command does and its flags
 //

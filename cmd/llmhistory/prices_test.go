@@ -154,8 +154,8 @@ func TestDemoPrices(t *testing.T) {
 		require.Equal(t, exitOK, code, stderr)
 		rep := spendOf(t, stdout)
 		assert.Equal(t, int64(0), rep.Spend.UnpricedRecords, "every call with usage priced: %v", rep.Spend.UnpricedModels)
-		assert.Equal(t, int64(8), rep.Spend.PricedRecords, "all but the 404")
-		assert.Equal(t, []report.Count{{Name: "litellm-2026-11-20", Count: 8}}, rep.Provenance.PriceTables)
+		assert.Equal(t, int64(12), rep.Spend.PricedRecords, "all but the 404")
+		assert.Equal(t, []report.Count{{Name: "litellm-2026-11-20", Count: 12}}, rep.Provenance.PriceTables)
 	}
 	t.Run("flag", func(t *testing.T) {
 		t.Setenv(cost.EnvPrices, "")

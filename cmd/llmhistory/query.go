@@ -32,7 +32,9 @@ Filters (all given must hold):
   -error-type (rate_limit, timeout, ...), -min-cost (US dollars),
   -min-duration (1.5s), -tag (each given), -meta KEY=VALUE (each given),
   -text WORDS (every word, where it entered its conversation, or in the
-  output or error message)
+  output or error message), -score (each given: helpfulness<0.5,
+  thumbs=false, topic=off_topic, helpfulness for any, !helpfulness for
+  none; on a record or on its conversation)
 
 Flags may come before or after URL. Output: a table, or with -format
 jsonl one JSON object per line: records as the JSONL sink writes them
@@ -43,6 +45,7 @@ gives the -cursor of the next.
 Examples:
   llmhistory query sqlite:history.db -user user-42 -since 12h
   llmhistory query sqlite:history.db -traces -text refund
+  llmhistory query sqlite:history.db -traces -score 'helpfulness<0.5'
   llmhistory query postgres://llm@db/history -group day,model -since 168h
   llmhistory query sqlite:history.db -trace demo-1a2b -format jsonl
 
@@ -57,22 +60,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runQuery(ctx context.Context, args []string, io stdio) int {
 	fs := newFlags("query", "[flags] URL", queryAbout, io)
-	since := fs.String("since", "", "records at or after this `time` or this long ago")
-	until := fs.String("until", "", "records before this `time` or this long ago")
-	var f store.Filter
-	fs.StringVar(&f.UserID, "user", "", "records of this user `id`")
-	fs.StringVar(&f.TraceID, "trace", "", "records of this `trace` (conversation)")
-	fs.StringVar(&f.Model, "model", "", "records of this `model`")
-	fs.StringVar(&f.Provider, "provider", "", "records of this `provider` (openai, gemini, anthropic, ...)")
-	fs.StringVar(&f.Method, "method", "", "records of this `method_name`")
-	fs.StringVar(&f.Status, "status", "", "records whose outcome is this `status`: ok, error or canceled")
-	fs.StringVar(&f.ErrorType, "error-type", "", "records that failed with this error `type`")
-	fs.Float64Var(&f.MinCostUSD, "min-cost", 0, "records that cost at least this many US `dollars`")
-	fs.DurationVar(&f.MinDuration, "min-duration", 0, "records that took at least this `long`")
-	fs.StringVar(&f.Text, "text", "", "records where these `words` entered their conversation, or in their output")
-	var tags, meta listFlag
-	fs.Var(&tags, "tag", "records with this `tag` (may be given several times)")
-	fs.Var(&meta, "meta", "records with this metadata `key=value` (may be given several times)")
+	ff := filterFlagsOn(fs)
 	n := fs.Int("n", 20, "records or conversations per page (`N`, at most 1000)")
 	cursor := fs.String("cursor", "", "continue after the page that gave this `cursor`")
 	format := fs.String("format", "table", "output `format`: table or jsonl")
@@ -101,24 +89,9 @@ func runQuery(ctx context.Context, args []string, io stdio) int {
 	case *n < 1 || *n > 1000:
 		return fail(exitUsage, "-n must be from 1 to 1000, not %d", *n)
 	}
-	now := time.Now()
-	var err error
-	if f.Since, err = parseWhen(*since, now); err != nil {
-		return fail(exitUsage, "-since: %v", err)
-	}
-	if f.Until, err = parseWhen(*until, now); err != nil {
-		return fail(exitUsage, "-until: %v", err)
-	}
-	f.Tags = tags
-	for _, kv := range meta {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return fail(exitUsage, "-meta wants KEY=VALUE, not %q", kv)
-		}
-		if f.Metadata == nil {
-			f.Metadata = map[string]string{}
-		}
-		f.Metadata[k] = v
+	f, err := ff.filter(time.Now())
+	if err != nil {
+		return fail(exitUsage, "%v", err)
 	}
 	var by []store.GroupBy
 	if *groupBy != "" {

@@ -149,6 +149,11 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		defer dest.abort()
 	}
 
+	scores, err := scoresOf(ctx, fs.Args())
+	if err != nil {
+		fmt.Fprintln(io.err, "llmhistory report:", err)
+		return exitFailure
+	}
 	var warned, unwarned int
 	prog := newProgress(io.err, size)
 	opts := report.Options{
@@ -156,6 +161,7 @@ func runReport(ctx context.Context, args []string, io stdio) int {
 		MinEvidence: *minEvidence,
 		Prices:      prices,
 		PricesFrom:  *pricesPath,
+		Scores:      scores,
 		Progress:    prog.update,
 		OnBadLine: func(source string, line int, err error) {
 			if warned == maxWarnings {

@@ -45,18 +45,18 @@ func storeRoundTrip(t *testing.T, path string, recs []record.Record, url string)
 	code, stdout, stderr := runCmd(t, "", "import", path, "--into", url)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stdout)
-	assert.Equal(t, path+": 9 records: 9 written, 0 already there\n", stderr)
+	assert.Equal(t, path+": 13 records: 13 written, 0 already there\n", stderr)
 	code, _, stderr = runCmd(t, "", "import", "-into", url, path)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, path+": 9 records: 0 written, 9 already there\n", stderr, "importing again doubles nothing")
+	assert.Equal(t, path+": 13 records: 0 written, 13 already there\n", stderr, "importing again doubles nothing")
 
 	// Every record back, whole, newest first.
 	code, stdout, stderr = runCmd(t, "", "query", url, "-format", "jsonl")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, "llmhistory query: 9 records\n", stderr)
+	assert.Equal(t, "llmhistory query: 13 records\n", stderr)
 	got, err := record.ReadJSONL(strings.NewReader(stdout))
 	require.NoError(t, err)
-	require.Len(t, got, 9)
+	require.Len(t, got, 13)
 	byID := map[string]record.Record{}
 	for _, r := range recs {
 		byID[r.CallID] = r
@@ -89,7 +89,7 @@ func storeRoundTrip(t *testing.T, path string, recs []record.Record, url string)
 	assert.Contains(t, lines[1], "error:not_found")
 	code, stdout, _ = runCmd(t, "", "query", url, "-provider", "gemini", "-format", "jsonl", "-no-args")
 	require.Equal(t, exitOK, code)
-	assert.Equal(t, 2, strings.Count(stdout, "\n"))
+	assert.Equal(t, 3, strings.Count(stdout, "\n"))
 	assert.Contains(t, stdout, `"args":[]`)
 	code, stdout, _ = runCmd(t, "", "query", url, "-text", "Lisbon", "-format", "jsonl", "-no-args")
 	require.Equal(t, exitOK, code)
@@ -98,22 +98,27 @@ func storeRoundTrip(t *testing.T, path string, recs []record.Record, url string)
 	// Conversations, figures, one record, what is there.
 	code, stdout, _ = runCmd(t, "", "query", url, "-traces", "-format", "jsonl")
 	require.Equal(t, exitOK, code)
-	var tr map[string]any
-	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(stdout)), &tr), stdout)
-	assert.Equal(t, recs[0].TraceID, tr["trace_id"])
-	assert.EqualValues(t, 9, tr["calls"])
+	calls := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var tr map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr), stdout)
+		calls[tr["trace_id"].(string)] = tr["calls"].(float64)
+	}
+	assert.Len(t, calls, 4, "the demo's four conversations")
+	assert.EqualValues(t, 9, calls[recs[0].TraceID], "the agent's")
 
 	code, stdout, _ = runCmd(t, "", "query", url, "-group", "provider", "-format", "jsonl")
 	require.Equal(t, exitOK, code)
-	calls := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(stdout))
+	calls = map[string]float64{}
+	sc = bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
 		var g map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &g))
 		calls[g["provider"].(string)] = g["calls"].(float64)
 		assert.Contains(t, g, "latency_p95_ms")
 	}
-	assert.Equal(t, map[string]float64{"openai": 6, "gemini": 2, "anthropic": 1}, calls)
+	assert.Equal(t, map[string]float64{"openai": 8, "gemini": 3, "anthropic": 2}, calls)
 	code, stdout, _ = runCmd(t, "", "query", url, "-group", "day,model")
 	require.Equal(t, exitOK, code)
 	assert.Regexp(t, `^DAY\s+MODEL\s+CALLS\s+ERRORS\s+IN TOKENS\s+OUT TOKENS\s+USD\s+P50 MS\s+P95 MS\n`, stdout)
@@ -125,7 +130,7 @@ func storeRoundTrip(t *testing.T, path string, recs []record.Record, url string)
 
 	code, stdout, _ = runCmd(t, "", "query", url, "-describe")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "9 in 1 trace")
+	assert.Contains(t, stdout, "13 in 4 traces")
 
 	// The report of the store is the report of the file.
 	code, fromFile, stderr := runCmd(t, "", "report", "-format", "json", path)
@@ -140,7 +145,7 @@ func storeRoundTrip(t *testing.T, path string, recs []record.Record, url string)
 	assert.Equal(t, a.Spend, b.Spend)
 	assert.Equal(t, a.Checklist, b.Checklist)
 	require.Len(t, b.Provenance.Inputs, 1)
-	assert.EqualValues(t, 9, b.Provenance.Inputs[0].Records)
+	assert.EqualValues(t, 13, b.Provenance.Inputs[0].Records)
 }
 
 func TestImportAndQueryBadInput(t *testing.T) {
@@ -228,9 +233,9 @@ func TestExportStore(t *testing.T) {
 	pointAt(t, c, "http/protobuf")
 	code, _, stderr := runCmd(t, "", "export", url)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, url+": 9 records read\n")
-	assert.Contains(t, stderr, ": 9 exported, 0 failed, 0 dropped\n")
-	otlpfake.WaitFor(t, "nine spans", func() bool { return c.SpanCount() == 9 })
+	assert.Contains(t, stderr, url+": 13 records read\n")
+	assert.Contains(t, stderr, ": 13 exported, 0 failed, 0 dropped\n")
+	otlpfake.WaitFor(t, "a span per record", func() bool { return c.SpanCount() == 13 })
 	checkTree(t, c.Spans(t), recs)
 }
 
@@ -243,6 +248,32 @@ func TestDemoWritesAStore(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, `"trace_id":"`+recs[0].TraceID+`"`)
 	assert.Contains(t, stdout, `"calls":9`)
+	assert.Equal(t, 4, strings.Count(stdout, "\n"), "four conversations")
+
+	// The next run replaces the store as it replaces the file: the two
+	// hold the same run.
+	code, _, stderr = runCmd(t, "", "demo", "-provider", "fake", "-o", path, "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = runCmd(t, "", "query", "sqlite:"+db, "-traces", "-format", "jsonl")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 4, strings.Count(stdout, "\n"), "the second run's four conversations, not eight:\n%s", stdout)
+	assert.NotContains(t, stdout, recs[0].TraceID, "the first run's are gone")
+
+	// A store that holds more than the demo's records is not written.
+	mine := filepath.Join(t.TempDir(), "mine.db")
+	s, err := store.Open(context.Background(), "sqlite:"+mine)
+	require.NoError(t, err)
+	_, err = s.Write(context.Background(), []record.Record{testRecord(1, true)})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	before, err := os.ReadFile(mine)
+	require.NoError(t, err)
+	code, _, stderr = runCmd(t, "", "demo", "-provider", "fake", "-o", filepath.Join(filepath.Dir(mine), "mine.jsonl"), "-color", "never", "-format", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "holds records the demo did not write")
+	after, err := os.ReadFile(mine)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the store is left alone")
 
 	// A file of that name that is not a store is left alone.
 	dir := t.TempDir()
@@ -289,7 +320,7 @@ func TestReadingMigratesAnOlderStore(t *testing.T) {
 	db, err := sql.Open("sqlite", sqlitedsn.DSN(file, 5000, false))
 	require.NoError(t, err)
 	for _, q := range []string{
-		`DROP TABLE rollups`, `DROP TABLE names`, `ALTER TABLE records DROP COLUMN tagset`,
+		`DROP TABLE rollups`, `DROP TABLE names`, `ALTER TABLE records DROP COLUMN tagset`, `DROP TABLE scores`,
 		`CREATE TABLE rollups (hour INTEGER NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, method TEXT NOT NULL,
 			error_type TEXT NOT NULL, status TEXT NOT NULL, calls INTEGER NOT NULL, errors INTEGER NOT NULL,
 			input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,

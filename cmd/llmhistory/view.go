@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"os/user"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/store"
 	"github.com/llmhistory/llmhistory/view"
 )
 
@@ -38,6 +40,15 @@ Pages answer only to the names of a loopback address (127.0.0.1,
 localhost, ::1), so that no web site can read them through DNS rebinding.
 It is read-only: it changes no file. Interrupt (Ctrl-C) to stop.
 
+Scores show on the pages: a store's, or those of the scores file beside
+each FILE (h.scores.jsonl, as llmhistory eval writes it). With -annotate,
+a reviewer adds scores from the pages (thumbs, a number, a category, a
+comment, on a conversation or a call) into the store (then opened for
+writing) or the first FILE's scores file; /queue?score=NAME opens, one
+after another, the conversations that have no NAME score yet. The address
+printed then carries a token made for this launch: only a browser that
+opened it can annotate, and only from the viewer's own pages.
+
 Lines that are not records are counted and skipped; the pages list the
 first few.`
 
@@ -60,15 +71,6 @@ var openBrowser = func(url string) error {
 	return nil
 }
 
-// openStoreSource opens a store URL, read-only, as a view.Source.
-func openStoreSource(ctx context.Context, url string, poll time.Duration) (view.Source, io.Closer, error) {
-	s, err := openStoreReader(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	return view.FromStore(s, poll), s, nil
-}
-
 // closer is io.Closer, named where a parameter called io hides the package.
 type closer = io.Closer
 
@@ -77,6 +79,8 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	open := fs.Bool("open", false, "open the viewer in a browser")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
+	annotate := fs.Bool("annotate", false, "let a reviewer add scores from the pages (the address printed carries this launch's token)")
+	author := fs.String("author", "", "the reviewer's `name` in the scores they add (default: the user's login name)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
 	}
@@ -92,9 +96,13 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	}
 
 	var (
-		src   view.Source
-		stop  closer
-		files *view.JSONL
+		src    view.Source
+		stop   closer
+		files  *view.JSONL
+		scores view.ScoreReader
+		sink   interface {
+			AddScore(context.Context, store.Score) error
+		}
 	)
 	switch {
 	case isStoreURL(inputs[0]):
@@ -102,12 +110,20 @@ func runView(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintln(io.err, "llmhistory view: a store URL is read alone, without files")
 			return exitUsage
 		}
-		s, c, err := openStoreSource(ctx, inputs[0], *poll)
+		var st *store.Store
+		var err error
+		if *annotate {
+			openCtx, cancel := context.WithTimeout(ctx, openStoreTimeout)
+			st, err = store.OpenWith(openCtx, inputs[0], store.Options{Logger: slog.New(slog.DiscardHandler)})
+			cancel()
+		} else {
+			st, err = openStoreReader(ctx, inputs[0])
+		}
 		if err != nil {
 			fmt.Fprintln(io.err, "llmhistory view:", err)
 			return exitFailure
 		}
-		src, stop = s, c
+		src, stop, scores, sink = view.FromStore(st, *poll), st, st, st
 	default:
 		for _, in := range inputs {
 			if in == "-" {
@@ -121,6 +137,13 @@ func runView(ctx context.Context, args []string, io stdio) int {
 			return exitFailure
 		}
 		src, stop, files = j, j, j
+		paths := make([]string, len(inputs))
+		for i, in := range inputs {
+			paths[i] = store.ScoresPath(in)
+		}
+		sf := view.OpenScoresFile(paths, j)
+		defer sf.Close()
+		scores, sink = sf, sf
 	}
 	defer stop.Close()
 
@@ -130,6 +153,11 @@ func runView(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
+	var ann *view.Annotation
+	if *annotate {
+		ann = &view.Annotation{Sink: sink, Token: view.NewToken(), Author: reviewerName(*author)}
+		url += "?token=" + ann.Token.String()
+	}
 	fmt.Fprintln(io.out, url)
 	if !loopback {
 		host, _, _ := net.SplitHostPort(*addr)
@@ -139,6 +167,8 @@ func runView(ctx context.Context, args []string, io stdio) int {
 
 	h := view.NewHandler(src, view.Options{
 		AllowedHosts: hosts,
+		Scores:       scores,
+		Annotate:     ann,
 		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -164,6 +194,17 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	defer cancel()
 	srv.Shutdown(shut)
 	return exitOK
+}
+
+// reviewerName is who annotates: the name given, else the login name.
+func reviewerName(given string) string {
+	if given != "" {
+		return given
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "reviewer"
 }
 
 // viewAddress returns the URL to print for the address listened on,

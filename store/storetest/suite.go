@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReadOnly", testReadOnly},
 		{"ThroughTheRecorder", testThroughRecorder},
 		{"Records", testRecords},
+		{"Scores", testScores}, // scores.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h.NewURL(t)) })
