@@ -18,6 +18,7 @@ import (
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/generic"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // attempt is one HTTP attempt being recorded. What is set in begin is
@@ -47,12 +48,14 @@ type attempt struct {
 	key       attemptKey // identifies the logical call across attempts; zero when it cannot
 	keyLater  bool       // key is a fingerprint not computed yet: see retryKey
 	claimed   *held      // earlier attempts of the same logical call: failures, or a redirect
-	// What claim compares to tell identical calls apart.
-	begun       uint64   // the recorder's sequence when the attempt began
-	endSeq      uint64   // the recorder's sequence when its end was handed back
-	reqURL      *url.URL // the caller's request's URL, as a pointer: the request's identity
-	retryMarked bool     // an SDK marked the request as a retry
-	hop         bool     // claimed is the redirect this attempt follows
+	// What the folder compares to tell identical calls apart.
+	begun       uint64    // the folder's sequence when the attempt began
+	endSeq      uint64    // the folder's sequence when its end was handed back
+	reqURL      *url.URL  // the caller's request's URL, as a pointer: the request's identity
+	retryMarked bool      // an SDK marked the request as a retry
+	alike       alikeMark // its count among the attempts alike in flight (fingerprinted attempts only)
+	ranAlone    bool      // no attempt alike ran beside it (set in finish)
+	hop         bool      // claimed is the redirect this attempt follows
 	inner       atomic.Int32
 	guided      bool // the body sent carries the history preview
 	ended       atomic.Bool
@@ -94,14 +97,14 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		}
 	}()
 	ctx := req.Context()
-	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method, begun: r.seq.Add(1), reqURL: req.URL}
+	a = &attempt{r: r, ctx: ctx, start: r.cfg.now(), method: req.Method, begun: r.fold.next(), reqURL: req.URL}
 	if r.cfg.userProviders {
-		a.header = safeHeader(req.Header) // only theirs may read it
+		a.header = redact.SafeHeader(req.Header) // only theirs may read it
 	}
 	if req.URL != nil {
 		a.url = *req.URL
 	}
-	a.secrets = credentials(req.Header, req.URL)
+	a.secrets = redact.CredentialValues(req.Header, req.URL)
 	c := r.captureRequest(req)
 	a.reqBody, a.reqCut, a.pooled, a.tee = c.buf, c.cut, c.pooled, c.tee
 
@@ -121,7 +124,7 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 	// carries the redirect response (http.Client sets req.Response), which
 	// is held under its own address until then.
 	if req.Response != nil {
-		if a.claimed = r.claim(attemptKey{hop: req.Response}, a); a.claimed != nil {
+		if a.claimed = r.fold.claim(attemptKey{hop: req.Response}, a.claimant()); a.claimed != nil {
 			a.hop = true
 		}
 	}
@@ -150,7 +153,10 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		claim = retries != "0"
 		a.retryMarked = claim && retries != ""
 		a.key, a.keyLater = attemptKey{kind: 'f'}, true
-		if claim && r.keyed.Load() == 0 {
+		if r.fold.on() {
+			a.alike = r.fold.begin(req)
+		}
+		if claim && r.fold.idle() {
 			claim = false // nothing is held: nothing to claim, no hash yet
 		} else if claim {
 			a.retryKey()
@@ -160,13 +166,13 @@ func (r *Recorder) begin(req *http.Request) (a *attempt, out *http.Request) {
 		a.retryKey() // the preview is about to replace the body it hashes
 	}
 	if claim {
-		a.claimed = r.claim(a.key, a)
-		if a.claimed == nil && r.keyPending(a.key, 0) {
+		a.claimed = r.fold.claim(a.key, a.claimant())
+		if a.claimed == nil && r.fold.pending(a.key, 0) {
 			// An earlier attempt under this key has ended, and only its
 			// parse will tell whether it failed in a way worth retrying (a
 			// 200 whose JSON was cut): let the worker get to it.
 			r.work.waitUpTo(retryWait)
-			a.claimed = r.claim(a.key, a)
+			a.claimed = r.fold.claim(a.key, a.claimant())
 		}
 	}
 
@@ -405,7 +411,7 @@ func (a *attempt) parse() {
 	}
 	a.preq = providers.Request{
 		Method:        a.method,
-		URL:           safeURL(&a.url, a.secrets),
+		URL:           redact.SafeURL(&a.url, a.secrets...),
 		Header:        a.header,
 		Body:          a.redact(a.reqBody),
 		BodyTruncated: a.reqCut,
@@ -447,12 +453,12 @@ func (a *attempt) parse() {
 // redact returns b without key-shaped strings and without the literal
 // credentials the request carried; b itself when it holds none.
 func (a *attempt) redact(b []byte) []byte {
-	return redactLiteralBytes(redactBytes(b), a.secrets)
+	return redact.LiteralBytes(redact.SecretBytes(b), a.secrets)
 }
 
 // redactString is redact for a string.
 func (a *attempt) redactString(s string) string {
-	return redactLiterals(Redact(s), a.secrets)
+	return redact.Literals(redact.Secrets(s), a.secrets)
 }
 
 // endReason says what finalized a call.
@@ -497,11 +503,12 @@ func (a *attempt) finish(f finishInfo) {
 	defer r.inflight.Add(-1)
 	defer r.recovered("finishing a record")
 	f.end = r.cfg.now()
-	a.endSeq = r.seq.Add(1)
+	a.endSeq = r.fold.next()
+	a.ranAlone = a.alike.end()
 	j := &a.job
 	*j = job{a: a, f: f}
 	switch {
-	case f.redirect != nil && r.cfg.dedupWindow > 0:
+	case f.redirect != nil && r.fold.on():
 		// Its next hop, if http.Client follows it, begins as soon as this
 		// body is closed: hold it now, under the response it claims by.
 		res := a.result(&j.f)
@@ -510,26 +517,26 @@ func (a *attempt) finish(f finishInfo) {
 	case f.reason == endTransport || f.status >= 400 || f.reason == endReadError || f.reason == endContext:
 		// Failures are rare and their bodies small: settle them here.
 		key := a.key
-		if r.cfg.dedupWindow > 0 && !key.none() {
+		if r.fold.on() && !key.none() {
 			key = a.retryKey() // before the parse, which lets the request body go
 		}
 		res := a.result(&j.f)
 		j.res = &res
-		if res.Outcome.Retriable && r.cfg.dedupWindow > 0 && !key.none() {
+		if res.Outcome.Retriable && r.fold.on() && !key.none() {
 			j.hold = a.holding(key)
 		}
 	}
 	r.tracePending(a.trace, 1) // undone by process
-	if j.res == nil && !a.key.none() && r.cfg.dedupWindow > 0 && mayBeCut(&f) {
+	if j.res == nil && !a.key.none() && r.fold.on() && mayBeCut(&f) {
 		// Settled by the worker, which may find a retriable failure (a
 		// 200 whose JSON was cut): its retry, if it comes first, waits
 		// for it (begin). Bodies that end as JSON ends do not.
 		j.keyed = true
-		r.keyPending(a.retryKey(), 1) // undone by process
+		r.fold.pending(a.retryKey(), 1) // undone by process
 	}
 	r.work.submit(j)
 	if j.hold != nil {
-		r.hold(j.hold) // after submit: the record is built before it can expire
+		r.fold.hold(j.hold) // after submit: the record is built before it can expire
 	}
 }
 
@@ -542,7 +549,13 @@ const retryWait = time.Second
 // holding returns what is held of this attempt for the one that follows it.
 func (a *attempt) holding(key attemptKey) *held {
 	return &held{key: key, start: a.firstStart(), attempts: a.attempts(), hops: a.hops(), ctx: context.WithoutCancel(a.ctx),
-		ended: a.endSeq, reqURL: a.reqURL, callCtx: a.ctx}
+		ended: a.endSeq, reqURL: a.reqURL, callCtx: a.ctx, alone: a.ranAlone, innerRetry: a.inner.Load() > 0}
+}
+
+// claimant is what the attempt shows the folder when it claims an earlier
+// failure.
+func (a *attempt) claimant() claimant {
+	return claimant{begun: a.begun, reqURL: a.reqURL, ctx: a.ctx, retryMarked: a.retryMarked, alone: a.alike.alone}
 }
 
 // firstAWSAttempt reports whether an AWS SDK's amz-sdk-request header,
@@ -662,7 +675,7 @@ func (a *attempt) result(f *finishInfo) providers.Result {
 	whole := f.reason == endEOF && f.framed ||
 		f.length >= 0 && f.cap != nil && f.cap.total == f.length && f.reason != endAbandoned
 	if whole && res.Outcome.ErrorType == record.ErrorTransport {
-		// The provider found JSON that ends early (providers.Undecodable),
+		// The provider found JSON that ends early (a transport failure),
 		// but every byte the response declared came, and its end was
 		// marked: nothing was lost on the way. The server sent what cannot
 		// be decoded, and sending it again would not help.

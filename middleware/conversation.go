@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // DefaultConversations is how many conversations a recorder remembers for
@@ -34,6 +35,10 @@ const tailStates = 4
 // state. The hashes chain from the call's user, so that two users'
 // conversations are never joined.
 //
+// A call that failed leaves its messages (their chain), so that the same
+// messages sent again, as a record of their own, join its conversation: a
+// first turn has no answer for its retry to continue from.
+//
 // Only hashes are kept, never messages: for each of the most recent
 // conversations (at most max), its last tailStates states and response
 // ids, in a list ordered by use.
@@ -44,6 +49,7 @@ type conversations struct {
 	mu      sync.Mutex
 	states  map[uint64]*conversation // a state → the conversation that reached it, the latest
 	byResp  map[string]*conversation // an OpenAI Responses response id → its conversation
+	failed  map[uint64]*conversation // the messages of a call that failed → its conversation, until sent again
 	byTrace map[string]*conversation
 	newest  *conversation // the list of conversations, by last use
 	oldest  *conversation
@@ -54,6 +60,7 @@ type conversation struct {
 	trace        string
 	states       [tailStates]uint64
 	responses    [tailStates]string
+	failed       uint64 // the messages of its latest failed call, not yet sent again (0: none)
 	nextState    int
 	nextResponse int
 	newer, older *conversation
@@ -66,6 +73,7 @@ func newConversations(max int, seed maphash.Seed) *conversations {
 		states:  make(map[uint64]*conversation),
 		byResp:  make(map[string]*conversation),
 		byTrace: make(map[string]*conversation),
+		failed:  make(map[uint64]*conversation),
 	}
 }
 
@@ -84,17 +92,25 @@ type turn struct {
 // conversation (an embedding, a token count, an endpoint without
 // messages) keeps the trace it was given, "" when none.
 func (c *conversations) place(t turn) (trace string, inferred bool) {
-	groups, chain, talk := c.chain(t.user, t.args)
-	if !talk && t.previous == "" && !startsConversations(t.method) {
-		return t.trace, false
-	}
+	// On the stack: a conversation of a few dozen messages is hashed
+	// without an allocation.
+	var groups [32]messageGroup
+	var chain [33]uint64
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	th := c.hashTurn(groups[:0], chain[:0], t.user, t.args)
+	if !th.talk && t.previous == "" && !startsConversations(t.method) {
+		return t.trace, false
+	}
+	sent := th.chain[len(th.groups)] // the call's messages, all of them
 	var conv *conversation
 	if t.trace != "" {
 		conv = c.byTrace[t.trace]
-	} else {
-		conv = c.continued(groups, chain, t.previous)
+	} else if conv = c.continued(&th, t.previous); conv == nil && t.args != nil {
+		// The same messages as a call that failed: sent again, it
+		// belongs where the failure was (a first turn has no answer to
+		// continue from).
+		conv = c.failed[sent]
 	}
 	if conv != nil {
 		c.touch(conv)
@@ -105,9 +121,17 @@ func (c *conversations) place(t turn) (trace string, inferred bool) {
 		}
 		conv = c.add(trace)
 	}
+	if conv.failed != 0 && c.failed[conv.failed] == conv {
+		delete(c.failed, conv.failed) // sent again, or the conversation went on
+	}
+	conv.failed = 0
+	if t.args != nil && t.res != nil && !t.res.Outcome.OK {
+		conv.failed = sent
+		c.failed[sent] = conv
+	}
 	if t.args != nil && t.res != nil && t.res.Outcome.OK {
 		if answer, ok := c.answerHash(t.res); ok {
-			c.remember(conv, mix(c.seed, chain[len(groups)], answer))
+			c.remember(conv, mix(c.seed, sent, answer))
 		}
 	}
 	if t.res != nil && t.res.Outcome.OK && isResponsesID(t.res.Outcome.ResponseID) {
@@ -126,43 +150,57 @@ func startsConversations(method string) bool {
 // continue, without remembering anything: what the history preview of a
 // call without a trace shows.
 func (c *conversations) find(user string, args []byte, previous string) (string, bool) {
-	groups, chain, talk := c.chain(user, args)
-	if !talk && previous == "" {
-		return "", false
-	}
+	// On the stack: a conversation of a few dozen messages is hashed
+	// without an allocation.
+	var groups [32]messageGroup
+	var chain [33]uint64
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if conv := c.continued(groups, chain, previous); conv != nil {
+	th := c.hashTurn(groups[:0], chain[:0], user, args)
+	if !th.talk && previous == "" {
+		return "", false
+	}
+	if conv := c.continued(&th, previous); conv != nil {
 		return conv.trace, true
 	}
 	return "", false
 }
 
-// chain hashes a call's messages and chains them from its user: chain[i]
-// stands for the first i messages.
-func (c *conversations) chain(user string, args []byte) (groups []messageGroup, chain []uint64, talk bool) {
-	groups, talk = c.messageHashes(args)
-	chain = make([]uint64, len(groups)+1)
-	chain[0] = maphash.String(c.seed, user)
-	for i, g := range groups {
-		chain[i+1] = mix(c.seed, chain[i], g.hash)
+// turnHashes is what a call's messages come to: one hash per message, and
+// their chain from the call's user.
+type turnHashes struct {
+	groups []messageGroup
+	chain  []uint64 // chain[i] stands for the first i messages
+	talk   bool     // the call carries a conversation (see messageHashes)
+}
+
+// hashTurn hashes a call's messages and chains them from its user, in
+// groups and chain (appended to). c.mu must be held.
+func (c *conversations) hashTurn(groups []messageGroup, chain []uint64, user string, args []byte) turnHashes {
+	th := turnHashes{chain: chain}
+	th.groups, th.talk = c.messageHashes(groups, args)
+	h := maphash.String(c.seed, user)
+	th.chain = append(th.chain, h)
+	for _, g := range th.groups {
+		h = mix(c.seed, h, g.hash)
+		th.chain = append(th.chain, h)
 	}
-	return groups, chain, talk
+	return th
 }
 
 // continued returns the conversation a call continues: the one its
 // previous_response_id names, else the one whose state is the longest
 // beginning of its messages (its own history, however far back it
 // repeats others'). c.mu must be held.
-func (c *conversations) continued(groups []messageGroup, chain []uint64, previous string) *conversation {
+func (c *conversations) continued(th *turnHashes, previous string) *conversation {
 	if previous != "" {
 		if conv := c.byResp[previous]; conv != nil {
 			return conv
 		}
 	}
-	for i := len(groups); i > 0; i-- {
-		if groups[i-1].assistant {
-			if conv := c.states[chain[i]]; conv != nil {
+	for i := len(th.groups); i > 0; i-- {
+		if th.groups[i-1].assistant {
+			if conv := c.states[th.chain[i]]; conv != nil {
 				return conv
 			}
 		}
@@ -175,7 +213,15 @@ func (c *conversations) continued(groups []messageGroup, chain []uint64, previou
 func isResponsesID(id string) bool { return len(id) > 5 && id[:5] == "resp_" }
 
 func (c *conversations) add(trace string) *conversation {
-	conv := &conversation{trace: trace}
+	var conv *conversation
+	if len(c.byTrace) >= c.max && c.oldest != nil {
+		// Full: the oldest goes, and its room serves the new one.
+		conv = c.oldest
+		c.evict(conv)
+		*conv = conversation{trace: trace}
+	} else {
+		conv = &conversation{trace: trace}
+	}
 	c.byTrace[trace] = conv
 	conv.older = c.newest
 	if c.newest != nil {
@@ -184,9 +230,6 @@ func (c *conversations) add(trace string) *conversation {
 	c.newest = conv
 	if c.oldest == nil {
 		c.oldest = conv
-	}
-	if len(c.byTrace) > c.max {
-		c.evict(c.oldest)
 	}
 	return conv
 }
@@ -227,6 +270,9 @@ func (c *conversations) evict(conv *conversation) {
 		if id != "" && c.byResp[id] == conv {
 			delete(c.byResp, id)
 		}
+	}
+	if conv.failed != 0 && c.failed[conv.failed] == conv {
+		delete(c.failed, conv.failed)
 	}
 }
 
@@ -284,41 +330,84 @@ type messageGroup struct {
 	assistant bool
 }
 
-// messageHashes reduces a call's messages to one hash per message. A
-// message's canonical hash is computed once per distinct message bytes and
-// cached, so a long conversation costs a byte hash per message per call.
+// messageHashes reduces a call's messages to one hash per message,
+// appended to groups. What a message reduces to (its kind and its canonical hash)
+// is cached by the hash of its bytes, so that the messages a conversation
+// repeats in every call cost a walk over their bytes, a hash and a lookup:
+// only a message not seen before is parsed. c.mu must be held.
 //
 // talk reports whether the call carries a conversation: at least one
 // message with a role, or an item of the Responses API.
-func (c *conversations) messageHashes(args []byte) (groups []messageGroup, talk bool) {
+func (c *conversations) messageHashes(groups []messageGroup, args []byte) (_ []messageGroup, talk bool) {
 	if len(args) == 0 {
-		return nil, false
+		return groups, false
 	}
-	var pending []gjson.Result // consecutive assistant items not yet hashed
+	// Consecutive assistant items are one message: their keys, mixed, are
+	// the group's, and their bytes are parsed together on a miss.
+	var pendingBuf [4][]byte
+	pending := pendingBuf[:0]
+	var pendingKey uint64
 	flush := func() {
-		if len(pending) > 0 {
-			groups = append(groups, messageGroup{hash: c.canonical(pending), assistant: true})
-			pending = pending[:0]
+		switch len(pending) {
+		case 0:
+			return
+		case 1:
+			// A single item's entry was made when it was looked up.
+		default:
+			if e, ok := c.canon.get(pendingKey); ok {
+				groups = append(groups, messageGroup{hash: e.hash, assistant: true})
+			} else {
+				h := canonicalItems(c.seed, pending)
+				c.canon.put(pendingKey, canonEntry{hash: h, kind: kindAssistant})
+				groups = append(groups, messageGroup{hash: h, assistant: true})
+			}
 		}
+		pending = pending[:0]
 	}
-	// A view, not a copy: args stay unchanged until the record is built.
-	gjson.Parse(unsafe.String(&args[0], len(args))).ForEach(func(_, item gjson.Result) bool {
-		kind, message := itemKind(item)
-		talk = talk || message
-		switch kind {
+	// Args are valid JSON, built by a provider: walked without checking.
+	record.EachValidElement(args, func(item []byte) bool {
+		key := maphash.Bytes(c.seed, item)
+		e, ok := c.canon.get(key)
+		if !ok {
+			e = c.reduce(item)
+			c.canon.put(key, e)
+		}
+		talk = talk || e.message
+		switch e.kind {
 		case kindSkip:
 		case kindAssistant:
+			if len(pending) == 0 {
+				pendingKey = key
+				// Alone, the group is this item.
+				groups = append(groups, messageGroup{hash: e.hash, assistant: true})
+			} else {
+				if len(pending) == 1 {
+					groups = groups[:len(groups)-1] // not alone after all
+				}
+				pendingKey = mix(c.seed, pendingKey, key)
+			}
 			pending = append(pending, item)
 		default:
 			flush()
-			if h := c.canonical([]gjson.Result{item}); h != 0 {
-				groups = append(groups, messageGroup{hash: h})
+			if e.hash != 0 {
+				groups = append(groups, messageGroup{hash: e.hash})
 			}
 		}
 		return true
 	})
 	flush()
 	return groups, talk
+}
+
+// reduce parses one item of a call's messages: its kind, and its
+// canonical hash as a message of its own.
+func (c *conversations) reduce(item []byte) canonEntry {
+	it := gjson.Parse(unsafe.String(&item[0], len(item))) // a view: item is not changed while it is read
+	kind, message := itemKind(it)
+	var m canonMessage
+	m.start(c.seed)
+	m.item(it)
+	return canonEntry{hash: m.sum(), kind: uint8(kind), message: message}
 }
 
 const (
@@ -362,34 +451,16 @@ func itemKind(item gjson.Result) (kind int, message bool) {
 	return kindOther, message
 }
 
-// canonical returns the hash of the role and content of items (one
-// message), from the cache when these bytes were seen before; 0 for a
-// system message with nothing left once the recorder's own guidance is
-// taken out (the preview adds one where there was none).
-func (c *conversations) canonical(items []gjson.Result) uint64 {
-	var raw maphash.Hash
-	raw.SetSeed(c.seed)
-	for _, it := range items {
-		raw.WriteString(it.Raw)
-		raw.WriteByte(0)
-	}
-	key := raw.Sum64()
-	c.mu.Lock()
-	h, ok := c.canon.get(key)
-	c.mu.Unlock()
-	if ok {
-		return h
-	}
+// canonicalItems returns the hash of the role and content of items (one
+// message); 0 for a system message with nothing left once the recorder's
+// own guidance is taken out (the preview adds one where there was none).
+func canonicalItems(seed maphash.Seed, items [][]byte) uint64 {
 	var m canonMessage
-	m.start(c.seed)
+	m.start(seed)
 	for _, it := range items {
-		m.item(it)
+		m.item(gjson.Parse(unsafe.String(&it[0], len(it))))
 	}
-	h = m.sum()
-	c.mu.Lock()
-	c.canon.put(key, h)
-	c.mu.Unlock()
-	return h
+	return m.sum()
 }
 
 // answerHash is the canonical hash of a response's answer, as the next
@@ -672,16 +743,24 @@ func canonJSON(h *maphash.Hash, v gjson.Result, depth int) {
 	}
 }
 
-// canonCache maps the hash of a message's bytes to its canonical hash, so
-// that the messages a conversation repeats in every call are reduced once.
-// Two generations bound it: when the newer fills, the older is dropped.
+// canonCache maps the hash of a message's bytes to what it reduces to,
+// so that the messages a conversation repeats in every call are parsed
+// once. Two generations bound it: when the newer fills, the older is
+// dropped.
 type canonCache struct {
-	cur, old map[uint64]uint64
+	cur, old map[uint64]canonEntry
+}
+
+// canonEntry is what one message reduces to.
+type canonEntry struct {
+	hash    uint64 // canonical (canonicalItems)
+	kind    uint8  // kindOther, kindAssistant, kindSkip
+	message bool   // a message or an input item, not a bare value
 }
 
 const canonCacheSize = 1 << 13
 
-func (c *canonCache) get(k uint64) (uint64, bool) {
+func (c *canonCache) get(k uint64) (canonEntry, bool) {
 	if v, ok := c.cur[k]; ok {
 		return v, true
 	}
@@ -689,15 +768,15 @@ func (c *canonCache) get(k uint64) (uint64, bool) {
 		c.put(k, v)
 		return v, true
 	}
-	return 0, false
+	return canonEntry{}, false
 }
 
-func (c *canonCache) put(k, v uint64) {
+func (c *canonCache) put(k uint64, v canonEntry) {
 	if c.cur == nil {
-		c.cur = make(map[uint64]uint64)
+		c.cur = make(map[uint64]canonEntry)
 	}
 	if len(c.cur) >= canonCacheSize {
-		c.old, c.cur = c.cur, make(map[uint64]uint64)
+		c.old, c.cur = c.cur, make(map[uint64]canonEntry)
 	}
 	c.cur[k] = v
 }

@@ -68,17 +68,24 @@
 // one call; "amz-sdk-request: attempt=1" marks a first attempt, which
 // claims nothing), or else an identical request (method, URL, body, trace) that
 // begins after the failure was handed back to its caller, and that is
-// either the same request value sent again (genai resends the
-// *http.Request it was given), made under the same context (a retry loop
-// keeps its call's), or marked a retry by its SDK
+// the same request value sent again (genai's own retries resend the
+// *http.Request they were given), made under the same context (a retry
+// loop keeps its call's), marked a retry by its SDK
 // (X-Stainless-Retry-Count above 0: openai-go, the Anthropic SDK; 0 marks
-// a first attempt, which claims nothing). Identical calls made at once
-// (a batch job, a health probe) are therefore never folded into each
-// other, unless they share one context: nothing then tells them from a
-// retry loop. [Stats] counts those folds (FoldedByContext) and the
-// SDK-marked retries that had several identical failures to choose from
-// (RetriesGuessed). [Retry] is a retry middleware that cooperates with all
-// this: inside the recorder its attempts are one call by construction.
+// a first attempt, which claims nothing), or, failing all these, made
+// after the failure with no identical call beside either (a loop that
+// retries by hand through an SDK that builds a new request, and may
+// derive a context of its own, for each call). Identical calls made at
+// once (a batch job, a health probe) are therefore never folded into
+// each other, unless they share one context: nothing then tells them
+// from a retry loop; nor is a failure that a [Retry] inside the recorder
+// gave up on folded into the identical call after it. [Stats] counts the
+// folds made on a shared context (FoldedByContext) or on order alone
+// (FoldedBySequence), and the SDK-marked retries that had several
+// identical failures to choose from (RetriesGuessed). [Retry] is a retry
+// middleware that cooperates with all this: inside the recorder its
+// attempts are one call by construction. The folding is the folder's
+// (fold.go), whose doc is its contract.
 //
 // # Identity
 //
@@ -123,7 +130,11 @@
 // below are left out. OpenAI Responses' previous_response_id joins that
 // response's conversation outright. When two earlier calls fit equally
 // (the same answer twice), the most recent wins; two users' calls
-// ([WithUser]) are never joined. A call that continues nothing starts a
+// ([WithUser]) are never joined. A call that failed, sent again with the
+// same messages as a record of its own (its failure was not retriable, or
+// was recorded before the retry came), joins the failed call's
+// conversation: a first turn has no answer to continue from. A call that
+// continues nothing starts a
 // conversation with a fresh W3C trace id, marked trace_inferred too; a
 // trace the caller gave never is. Calls that carry no messages
 // (embeddings, token counts, unknown endpoints) get no trace.
@@ -152,10 +163,12 @@
 // never passed to parsers; key= query parameters are removed from URLs;
 // key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies,
 // URL paths and error messages become [REDACTED] before a record exists
-// ([Redact]), and so do the literal values of the credentials the call
+// ([redact.Secrets]), and so do the literal values of the credentials the call
 // carried, whatever their shape. What [WithOutput] keeps is redacted
 // again once a stream's pieces are put together, since a stream may split
-// a key across its events. [WithRedactor] adds a hook of your own.
+// a key across its events. [WithRedactor] adds a hook of your own;
+// redact.PII is one that takes personal data out, on the recorder's
+// goroutine, off the call's path.
 //
 // # The history preview
 //

@@ -77,12 +77,6 @@ func ExampleRetry() {
 	// 1 3 ok
 }
 
-func ExampleRedact() {
-	fmt.Println(middleware.Redact("calling https://host/v1?key=abc123 with Bearer sk-abcdefghijklmnopqrstuvwxyz"))
-	// Output:
-	// calling https://host/v1?key=[REDACTED] with Bearer [REDACTED]
-}
-
 // With the history preview, each chat request carries the guidance and a
 // summary of the conversation's latest calls, as a system message first.
 func ExampleWithHistoryPreview() {

@@ -118,7 +118,11 @@ func WithDedupWindow(d time.Duration) Option {
 
 // WithRedactor adds a hook that may change a record before anything sees
 // it: the history, the sinks. Built-in redaction (credential headers, key=
-// parameters, key-shaped strings) has already run.
+// parameters, key-shaped strings) has already run. redact.PII is one that
+// takes personal data out (emails, phone numbers, card numbers, IBANs, IP
+// addresses, secrets). Hooks run on the recorder's goroutine once the
+// call has returned to its caller, in the order given: they cost the call
+// nothing, and a slow one delays only the records.
 func WithRedactor(fn func(*record.Record)) Option {
 	return func(c *config) {
 		if fn != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // payload reads a captured provider payload of the repository's shared
@@ -249,10 +250,10 @@ func TestOutputBoundsAndRedaction(t *testing.T) {
 	require.Len(t, recs, 2)
 
 	r := recs[0]
-	assert.Equal(t, "your key: "+middleware.Redacted, r.Output)
-	assert.Equal(t, "I saw "+middleware.Redacted+" in the prompt.", r.Reasoning)
+	assert.Equal(t, "your key: "+redact.Redacted, r.Output)
+	assert.Equal(t, "I saw "+redact.Redacted+" in the prompt.", r.Reasoning)
 	require.Len(t, r.ToolCalls, 1)
-	assert.Equal(t, record.ToolCall{ID: "call_1", Name: "store", Arguments: `{"k":"` + middleware.Redacted + `"}`}, r.ToolCalls[0])
+	assert.Equal(t, record.ToolCall{ID: "call_1", Name: "store", Arguments: `{"k":"` + redact.Redacted + `"}`}, r.ToolCalls[0])
 	assert.NotContains(t, e.sinkText(), key[half:])
 
 	r = recs[1]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // HistoryGuidance is the system guidance [WithHistoryPreview] adds to chat
@@ -89,7 +90,7 @@ func (r *Recorder) addPreview(a *attempt, req, out *http.Request, c *captured) {
 	if trace == "" && r.convs != nil {
 		trace = r.inferredTrace(a, c.buf)
 	}
-	edited, ok := ed.AddGuidance(&providers.Request{Method: a.method, URL: safeURL(&a.url, a.secrets), Header: a.header, Body: c.buf}, r.previewText(trace))
+	edited, ok := ed.AddGuidance(&providers.Request{Method: a.method, URL: redact.SafeURL(&a.url, a.secrets...), Header: a.header, Body: c.buf}, r.previewText(trace))
 	if !ok || len(edited) == 0 || len(edited) > r.cfg.maxReq {
 		return
 	}
@@ -149,24 +150,6 @@ func (r *Recorder) guidanceEditor(a *attempt) providers.GuidanceEditor {
 	return ed
 }
 
-// keyPending adds delta to the count of attempts under key that have ended
-// and that the worker has yet to settle, and reports whether there are
-// any.
-func (r *Recorder) keyPending(key attemptKey, delta int) bool {
-	r.keyMu.Lock()
-	defer r.keyMu.Unlock()
-	old := r.keyPend[key]
-	n := old + delta
-	if n <= 0 {
-		delete(r.keyPend, key)
-		r.keyed.Add(-int64(old))
-		return false
-	}
-	r.keyPend[key] = n
-	r.keyed.Add(int64(n - old))
-	return true
-}
-
 // tracePending adds delta to the count of a trace's ended calls not yet
 // in the history, and reports whether there are any. It counts only when
 // the preview is on.
@@ -217,7 +200,7 @@ func (r *Recorder) previewText(trace string) string {
 		b.WriteString("calls without a trace")
 	} else {
 		b.WriteString("trace ")
-		b.WriteString(clipLine(Redact(oneLine(trace)), maxPreviewTrace))
+		b.WriteString(clipLine(redact.Secrets(oneLine(trace)), maxPreviewTrace))
 	}
 	b.WriteString(").")
 	if len(tail) > 0 {
@@ -271,7 +254,7 @@ func summaryLine(rec *record.Record) string {
 	}
 	// Models and speakers are whatever the wire said: one line, no
 	// secrets, bounded.
-	return clipLine(Redact(oneLine(b.String())), maxPreviewLine)
+	return clipLine(redact.Secrets(oneLine(b.String())), maxPreviewLine)
 }
 
 // oneLine replaces control characters, newlines among them, by spaces.

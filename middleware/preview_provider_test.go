@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -35,10 +36,21 @@ func (ownAPI) ParseResponse(*providers.Call, *providers.Response) providers.Resu
 	return providers.Result{Finished: true}
 }
 
+// AddGuidance inserts "preamble":text as the body object's first member,
+// every byte of the body kept in order.
 func (ownAPI) AddGuidance(req *providers.Request, text string) ([]byte, bool) {
-	return providers.EditObject(req.Body, func(obj []byte) []byte {
-		return providers.Splice(obj, 1, providers.JSONText(`"preamble":`, text, `,`))
-	})
+	open := bytes.IndexByte(req.Body, '{')
+	if open < 0 || len(bytes.TrimSpace(req.Body[:open])) > 0 {
+		return nil, false
+	}
+	rest := req.Body[open+1:]
+	q, _ := json.Marshal(text)
+	member := append([]byte(`"preamble":`), q...)
+	if t := bytes.TrimSpace(rest); len(t) > 0 && t[0] != '}' {
+		member = append(member, ',')
+	}
+	out := append(append(append([]byte(nil), req.Body[:open+1]...), member...), rest...)
+	return out, json.Valid(out)
 }
 
 // never is asked first and recognizes nothing: it counts how often the

@@ -19,6 +19,7 @@ import (
 	"github.com/llmhistory/llmhistory/providers/ollama"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // builtinProviders are asked after the ones given with WithProviders; the
@@ -48,42 +49,23 @@ type Recorder struct {
 	hashSeed maphash.Seed
 	work     workQueue
 	convs    *conversations // nil: no inference (WithConversations(0))
+	fold     *folder        // which attempts are one call
 
 	mu      sync.Mutex
-	closed  bool                   // guarded by mu
-	closing atomic.Bool            // closed, readable without the lock
-	open    map[*body]struct{}     // response bodies not yet finalized
-	held    map[attemptKey][]*held // retriable failures waiting for their retry
-	nHeld   int
-	closeE  error     // Shutdown's result
-	once    sync.Once // Shutdown runs once
+	closed  bool               // guarded by mu
+	closing atomic.Bool        // closed, readable without the lock
+	open    map[*body]struct{} // response bodies not yet finalized
+	closeE  error              // Shutdown's result
+	once    sync.Once          // Shutdown runs once
 
 	// ended calls per trace whose records are not yet in the history:
 	// a preview waits for them only (WithHistoryPreview; nil without)
 	pendMu    sync.Mutex
 	pendTrace map[string]int
 
-	// ended attempts per key that the worker has yet to settle: a retry
-	// that finds nothing held under its key waits for them only
-	keyMu   sync.Mutex
-	keyPend map[attemptKey]int
-
-	// keyed counts the failures held and the attempts pending under a
-	// key. While it is zero no attempt can claim an earlier one, and
-	// begin leaves the fingerprint, a hash of the whole request body, for
-	// when the attempt itself fails (attempt.retryKey).
-	keyed atomic.Int64
-
-	// seq orders the beginnings and ends of attempts, so that a request
-	// already on its way when a failure came back is never taken for its
-	// retry (claim).
-	seq atomic.Uint64
-
 	inflight         atomic.Int64
 	recorded, panics atomic.Uint64
-	guessed          atomic.Uint64 // Stats.RetriesGuessed
-	byContext        atomic.Uint64 // Stats.FoldedByContext
-	logged           sync.Map      // kinds of trouble already logged
+	logged           sync.Map // kinds of trouble already logged
 }
 
 // Stats counts what a recorder did. Every counter only grows, except
@@ -102,6 +84,14 @@ type Stats struct {
 	// share one: two calls then make one record. Give each logical call
 	// its own context, or a call ID ([WithCallID]), to be sure.
 	FoldedByContext uint64
+	// FoldedBySequence counts the attempts folded into an earlier failure
+	// of the same bytes because they came after it with no identical call
+	// beside either, under contexts that tell nothing (a bare background,
+	// or one an SDK derives for each request). That is right for a retry
+	// loop that builds its request again, and wrong for a sequence of
+	// identical calls one of which failed. A call ID ([WithCallID]) makes
+	// either sure.
+	FoldedBySequence uint64
 	// RetriesGuessed counts the retries an SDK marked as such (openai-go's
 	// and the Anthropic SDK's X-Stainless-Retry-Count) that had several
 	// identical failures to fold into and nothing but their bytes to
@@ -120,9 +110,8 @@ func NewRecorder(opts ...Option) *Recorder {
 		history:  cfg.history,
 		hashSeed: maphash.MakeSeed(),
 		open:     make(map[*body]struct{}),
-		held:     make(map[attemptKey][]*held),
-		keyPend:  make(map[attemptKey]int),
 	}
+	r.fold = newFolder(cfg.dedupWindow, func(h *held) { r.work.submit(&job{emit: h}) })
 	if cfg.previewLatest > 0 {
 		r.pendTrace = make(map[string]int)
 	}
@@ -162,9 +151,7 @@ func (r *Recorder) History() *record.Memory {
 
 // Stats returns the recorder's counters.
 func (r *Recorder) Stats() Stats {
-	r.mu.Lock()
-	held := r.nHeld
-	r.mu.Unlock()
+	held := r.fold.heldCount()
 	sinks, dropped, failed := r.sinkStats()
 	return Stats{
 		Recorded:   r.recorded.Load(),
@@ -174,8 +161,9 @@ func (r *Recorder) Stats() Stats {
 		Panics:     r.panics.Load(),
 		Sinks:      sinks,
 
-		FoldedByContext: r.byContext.Load(),
-		RetriesGuessed:  r.guessed.Load(),
+		FoldedByContext:  r.fold.byContext.Load(),
+		FoldedBySequence: r.fold.bySequence.Load(),
+		RetriesGuessed:   r.fold.guessed.Load(),
 	}
 }
 
@@ -250,14 +238,8 @@ func (r *Recorder) shutdown(ctx context.Context) error {
 	for b := range r.open {
 		bodies = append(bodies, b)
 	}
-	var waiting []*held
-	for _, list := range r.held {
-		waiting = append(waiting, list...)
-	}
-	clear(r.held)
-	r.keyed.Add(-int64(r.nHeld))
-	r.nHeld = 0
 	r.mu.Unlock()
+	waiting := r.fold.close()
 
 	// Finishing what is open goes through the worker, which a stuck sink
 	// (WithSyncSinks) or hook can hold: wait for it within ctx only.
@@ -268,7 +250,6 @@ func (r *Recorder) shutdown(ctx context.Context) error {
 			b.finish(endAbandoned, nil)
 		}
 		for _, h := range waiting {
-			h.timer.Stop()
 			r.work.submit(&job{emit: h})
 		}
 		r.work.stop()
@@ -295,7 +276,7 @@ func (r *Recorder) trouble(kind string, err error) {
 	}
 	defer func() { _ = recover() }() // the logger is user code too; nowhere left to report it
 	r.cfg.logger.LogAttrs(context.Background(), slog.LevelWarn, "llmhistory: "+kind+"; the call was not affected (logged once, counted in Recorder.Stats)",
-		slog.String("error", Redact(err.Error())))
+		slog.String("error", redact.Secrets(err.Error())))
 }
 
 // recovered turns a panic inside recording into a counted trouble.
@@ -367,7 +348,7 @@ func (r *Recorder) watch(a *attempt, resp *http.Response) {
 	if r.cfg.userProviders || resp.StatusCode >= 400 {
 		// Only theirs may read a success's (a copy on every call costs);
 		// an error's, rare, may name the error (Bedrock's X-Amzn-ErrorType).
-		f.header = safeHeader(resp.Header)
+		f.header = redact.SafeHeader(resp.Header)
 	}
 	if isRedirect(resp.StatusCode) {
 		if f.location = resp.Header.Get("Location"); f.location != "" {

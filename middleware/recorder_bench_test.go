@@ -21,6 +21,7 @@ import (
 	"github.com/llmhistory/llmhistory/internal/benchdata"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // The recorder's own cost, without a network: a base transport that
@@ -119,7 +120,7 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 // turns through the recorder, each turn adding about 500 bytes of question
 // and 500 of answer, as a chat API resends them: bare, recorded to the
 // in-memory history only, and to a JSONL sink as well, writing records
-// whole or with args_prefix. The conversation starts over on a new trace
+// whole or with args_prefix, and with redact.PII (to the history only). The conversation starts over on a new trace
 // when it ends, so the figures are means over its turns; cpu-ns/op is the
 // whole process's (the worker's included), B/conv what the file takes per
 // conversation.
@@ -141,7 +142,7 @@ func BenchmarkConversation(b *testing.B) {
 			ends[i] = all.Len()
 			say("assistant", i)
 		}
-		for _, variant := range []string{"bare", "recorder", "recorder+jsonl", "recorder+jsonl_args_prefix"} {
+		for _, variant := range []string{"bare", "recorder", "recorder+pii", "recorder+jsonl", "recorder+jsonl_args_prefix"} {
 			b.Run(fmt.Sprintf("turns=%d/transport=%s", turns, variant), func(b *testing.B) {
 				var rt http.RoundTripper = benchdata.JSON
 				var rec *middleware.Recorder
@@ -151,6 +152,8 @@ func BenchmarkConversation(b *testing.B) {
 				switch variant {
 				case "recorder":
 					rec = middleware.NewRecorder(capture)
+				case "recorder+pii":
+					rec = middleware.NewRecorder(capture, middleware.WithRedactor(redact.PII()))
 				case "recorder+jsonl", "recorder+jsonl_args_prefix":
 					j := record.NewJSONLWith(&file, record.JSONLOptions{ArgsPrefix: variant == "recorder+jsonl_args_prefix"})
 					rec = middleware.NewRecorder(capture, middleware.WithSink(j))

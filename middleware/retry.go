@@ -39,7 +39,9 @@ type RetryPolicy struct {
 // connection failures) with exponential backoff and jitter. It honours
 // Retry-After (seconds or a date) and retry-after-ms, never waits past the
 // request's context deadline, and retries only when the request body can
-// be sent again (no body, or GetBody set).
+// be sent again (no body, or a GetBody that gives it): otherwise the
+// caller gets the failed attempt's response as it came, as [http.Client]
+// returns a redirect it cannot follow.
 //
 // Put it inside the recorder, Chain(base, rec.Middleware(), Retry(p)), and
 // a call retried three times is one record with attempts 3. Outside the
@@ -104,6 +106,7 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 		// recorder further in folds them into one record.
 		ctx = WithCallID(ctx, NewCallID())
 	}
+	var nextBody io.ReadCloser // the body of the next attempt, taken before the last response is let go
 	for attempt := 1; ; attempt++ {
 		if counter != nil {
 			counter.Add(1)
@@ -111,12 +114,8 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 		areq := req.WithContext(ctx)
 		if attempt > 1 {
 			areq = req.Clone(ctx)
-			if req.GetBody != nil {
-				b, err := req.GetBody()
-				if err != nil {
-					return nil, err
-				}
-				areq.Body = b
+			if nextBody != nil {
+				areq.Body, nextBody = nextBody, nil
 			}
 		}
 		resp, err := t.next.RoundTrip(areq)
@@ -142,12 +141,27 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < delay {
 			return resp, err // the retry could not finish in time
 		}
+		if req.GetBody != nil {
+			// The body again, before the response is let go: when it
+			// cannot be had (a recorder's capture of a body without
+			// GetBody that was longer than the capture), the caller
+			// gets the response, as http.Client returns a redirect it
+			// cannot follow.
+			b, berr := req.GetBody()
+			if berr != nil {
+				return resp, err
+			}
+			nextBody = b
+		}
 		if resp != nil {
 			// Drain a little so the connection can be reused, then let go.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
 		if err := sleep(ctx, delay); err != nil {
+			if nextBody != nil {
+				nextBody.Close()
+			}
 			return nil, err
 		}
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,10 +228,11 @@ func TestDedupHeuristics(t *testing.T) {
 		assert.True(t, r.Outcome.OK)
 		assert.Zero(t, e.rec.Stats().RetriesGuessed)
 	})
-	t.Run("a new request with the same bytes is a new call", func(t *testing.T) {
-		// As a batch job's identical calls are: nothing tells them from a
-		// retry loop that builds its request anew under a bare context,
-		// so they are not folded (WithCallID folds such a loop).
+	t.Run("a new request with the same bytes, one after the other, is its retry, and counted", func(t *testing.T) {
+		// A retry loop that builds its request anew under a bare context
+		// (or under one its SDK derives for each request) looks like
+		// this, and so does a sequence of identical calls: it is folded,
+		// and the stats say on what evidence.
 		e := newEnv(t)
 		s := (&scripted{}).add(503, `{}`, nil).add(200, chatResponse, nil)
 		srv := s.start(t)
@@ -238,12 +242,74 @@ func TestDedupHeuristics(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+		r := one(t, e)
+		assert.Equal(t, 2, r.Attempts)
+		assert.True(t, r.Outcome.OK)
+		assert.Equal(t, uint64(1), e.rec.Stats().FoldedBySequence)
+		assert.Zero(t, e.rec.Stats().FoldedByContext)
+	})
+	t.Run("identical calls made at once are never folded", func(t *testing.T) {
+		// Two identical calls in flight together both fail; the call
+		// after them could retry either, and is a call of its own.
+		e := newEnv(t)
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			if n.Add(1) <= 2 {
+				arrived.Done()
+				arrived.Wait()
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, `{}`)
+				return
+			}
+			io.WriteString(w, chatResponse)
+		}))
+		defer srv.Close()
+		call := func() {
+			resp, err := post(t, e.client, context.Background(), srv.URL, chatBody)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		var wg sync.WaitGroup
+		wg.Go(call)
+		wg.Go(call)
+		wg.Wait()
+		call()
 		require.NoError(t, e.rec.Close())
 		recs := e.records()
+		require.Len(t, recs, 3)
+		for _, r := range recs {
+			assert.Equal(t, 1, r.Attempts)
+		}
+		assert.Zero(t, e.rec.Stats().FoldedBySequence)
+	})
+	t.Run("a failure a Retry inside gave up on is not retried by the next identical call", func(t *testing.T) {
+		// The policy inside the recorder ended the call: an identical
+		// call after it is a call of its own (a batch job's next call).
+		rec := middleware.NewRecorder()
+		defer rec.Close()
+		hc := &http.Client{Transport: middleware.Chain(http.DefaultTransport, rec.Middleware(),
+			middleware.Retry(middleware.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))}
+		s := (&scripted{}).add(503, `{}`, nil).add(503, `{}`, nil).add(200, chatResponse, nil)
+		srv := s.start(t)
+		for range 2 {
+			resp, err := post(t, hc, context.Background(), srv.URL, chatBody)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		require.NoError(t, rec.Close())
+		recs := rec.History().Records() // the failure held till Close comes last
 		require.Len(t, recs, 2)
 		assert.Equal(t, 1, recs[0].Attempts)
-		assert.Equal(t, 1, recs[1].Attempts)
-		assert.Zero(t, e.rec.Stats().FoldedByContext)
+		assert.True(t, recs[0].Outcome.OK)
+		assert.Equal(t, 2, recs[1].Attempts)
+		assert.False(t, recs[1].Outcome.OK)
+		assert.Zero(t, rec.Stats().FoldedBySequence)
 	})
 	t.Run("under the same context it is folded, and counted", func(t *testing.T) {
 		// A retry loop keeps its call's context: the second attempt is
@@ -305,4 +371,37 @@ func TestDedupHeuristics(t *testing.T) {
 		resp.Body.Close()
 		assert.Len(t, e.records(), 1)
 	})
+}
+
+// When Retry cannot send a body again (it has no GetBody, and is longer
+// than the recorder's capture, so the recorder cannot replay it either),
+// the caller gets the server's own response, as http.Client returns a 307
+// it cannot follow: not an error of ours, with the server's message lost.
+func TestRetryThatCannotResendGivesTheResponseBack(t *testing.T) {
+	const overloaded = `{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error"}}`
+	s := (&scripted{}).add(503, overloaded, nil).add(200, chatResponse, nil)
+	srv := s.start(t)
+	rec := middleware.NewRecorder(middleware.WithMaxBody(1024, 0))
+	defer rec.Close()
+	hc := &http.Client{Transport: middleware.Chain(http.DefaultTransport, rec.Middleware(),
+		middleware.Retry(middleware.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))}
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("long ", 1000) + `"}]}`
+	// A reader http.NewRequest cannot make a GetBody for.
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", io.MultiReader(strings.NewReader(body)))
+	require.NoError(t, err)
+	require.Nil(t, req.GetBody)
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, overloaded, string(got))
+	assert.Equal(t, int32(1), s.n.Load(), "sent once")
+
+	require.NoError(t, rec.Close())
+	r := rec.History().Records()
+	require.Len(t, r, 1)
+	assert.Equal(t, record.ErrorOverloaded, r[0].ErrorType)
+	assert.Contains(t, r[0].ErrorMessage, "overloaded")
 }

@@ -28,7 +28,7 @@ type job struct {
 	res  *providers.Result // already settled on the call's path
 	hold *held             // the attempt's failure waits for its retry here
 	emit *held             // a held failure whose retry never came
-	// keyed: the attempt's key is counted in keyPending until the worker
+	// keyed: the attempt's key is counted pending by the folder until the worker
 	// has settled it, holding it if it turns out a retriable failure
 	keyed bool
 }
@@ -188,11 +188,11 @@ func (r *Recorder) process(j *job) {
 		}
 	}
 	if j.keyed {
-		defer r.keyPending(a.key, -1) // after the hold: a waiting retry finds it
+		defer r.fold.pending(a.key, -1) // after the hold: a waiting retry finds it
 		if mayRetry(&j.f, &res) {
 			h := a.holding(a.key) // not j.hold, which finish reads after submitting j
 			h.rec = rec
-			r.hold(h)
+			r.fold.hold(h)
 			return
 		}
 	}

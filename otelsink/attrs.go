@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // Prefix starts the name of every attribute this package sets for a field
@@ -575,5 +575,5 @@ func statusMessage(r *record.Record) string {
 	if msg == "" {
 		msg = r.Outcome.ErrorType
 	}
-	return middleware.Redact(msg)
+	return redact.Secrets(msg)
 }

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // Content says whether a span carries what was said: the input messages,
@@ -150,7 +150,7 @@ func contentAttributes(r *record.Record, op string, max int, dst []attribute.Key
 			src = cutText(src, max)
 			cut = append(cut, string(AttrProgramSource))
 		}
-		dst = append(dst, AttrProgramSource.String(middleware.Redact(src)))
+		dst = append(dst, AttrProgramSource.String(redact.Secrets(src)))
 	}
 	if len(cut) > 0 {
 		dst = append(dst, AttrContentTruncated.StringSlice(cut))
@@ -219,7 +219,7 @@ func appendContent(dst []attribute.KeyValue, k attribute.Key, v string) []attrib
 	}
 	// Records are redacted when they are made; they are redacted again
 	// here because records read from a file may come from anywhere.
-	return append(dst, k.String(middleware.Redact(v)))
+	return append(dst, k.String(redact.Secrets(v)))
 }
 
 // cutMark ends a text cut to fit a content attribute.

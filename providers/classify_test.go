@@ -1,7 +1,6 @@
 package providers_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -70,31 +70,6 @@ func TestClassifyErrorClipsHugeMessages(t *testing.T) {
 	assert.True(t, strings.HasSuffix(msg, "…"))
 }
 
-func TestSpeakerForRole(t *testing.T) {
-	for role, want := range map[string]string{"user": "user", "system": "user", "developer": "user", "tool": "tool", "function": "tool",
-		"assistant": "agent", "model": "agent", "Assistant": "agent", "": ""} {
-		assert.Equal(t, want, providers.SpeakerForRole(role), role)
-	}
-}
-
-func TestFitArray(t *testing.T) {
-	elems := [][]byte{[]byte(`"aaaa"`), []byte(`"bbbb"`), []byte(`"cccc"`)}
-	got, cut := providers.FitArray(elems, 100)
-	assert.False(t, cut)
-	assert.Equal(t, `["aaaa","bbbb","cccc"]`, string(got))
-	long := func(c string) []byte { return []byte(`"` + strings.Repeat(c, 78) + `"`) }
-	elems = [][]byte{long("a"), long("b"), long("c")}
-	got, cut = providers.FitArray(elems, 200)
-	assert.True(t, cut)
-	assert.True(t, json.Valid(got))
-	assert.LessOrEqual(t, len(got), 200)
-	var arr []string
-	require.NoError(t, json.Unmarshal(got, &arr))
-	assert.Equal(t, []string{"…[2 earlier items cut]", strings.Repeat("c", 78)}, arr, "the latest turns are kept")
-	got, _ = providers.FitArray[[]byte](nil, 10)
-	assert.Equal(t, `[]`, string(got))
-}
-
 // FitArrayInto builds what FitArray builds, in the lent buffer when it is
 // large enough, and in a new one left in the lender's pointer when not.
 func TestFitArrayInto(t *testing.T) {
@@ -104,14 +79,14 @@ func TestFitArrayInto(t *testing.T) {
 		{long("a"), long("b"), long("c")}, // cut at 200
 		nil,
 	} {
-		want, wantCut := providers.FitArray(elems, 200)
+		want, wantCut := wire.FitArray(elems, 200)
 		small := make([]byte, 0, 4)
 		scratch := &small
-		got, cut := providers.FitArrayInto(scratch, elems, 200)
+		got, cut := wire.FitArrayInto(scratch, elems, 200)
 		assert.Equal(t, string(want), string(got))
 		assert.Equal(t, wantCut, cut)
 		assert.GreaterOrEqual(t, cap(*scratch), len(got), "the grown buffer is left for the lender")
-		again, _ := providers.FitArrayInto(scratch, elems, 200)
+		again, _ := wire.FitArrayInto(scratch, elems, 200)
 		assert.Equal(t, string(want), string(again))
 		assert.Same(t, &(*scratch)[:1][0], &again[:1][0], "a large enough buffer is used, not replaced")
 	}

@@ -7,15 +7,15 @@
 // providers/anthropic, providers/bedrock (Amazon Bedrock, its binary
 // eventstream framing included) and providers/ollama; providers/generic
 // records any other HTTP endpoint.
-// This package holds what they share, so that each fact is written once:
-// a scanner for server-sent events ([ScanSSE], [FrameStart]), the speaker
-// rule ([SpeakerForRole]), a generic reading of JSON error bodies
-// ([ClassifyError]), the one reading of token usage in every provider's
-// shape ([UsageReader]), what a body that is not whole means
-// ([Undecodable], [Unfinished], [LastValue]), and the edit helpers of
-// request bodies ([EditObject], [JSONText], [Splice], [AppendToString]).
-// It imports record, gjson and sjson, and never an SDK: the recording path
-// stays small.
+// This package holds what the recorder and a provider of yours speak in:
+// the interface, its shapes, the optional [GuidanceEditor], [Match], and
+// a generic reading of JSON error bodies ([ClassifyError], which
+// middleware.Retry uses too). What only the built-in providers share, so
+// that each fact is written once (a scanner for server-sent events, the
+// speaker rule, the one reading of token usage in every provider's shape,
+// what a body that is not whole means, the edit helpers of request
+// bodies), is in providers/internal/wire. It imports record, gjson and
+// sjson, and never an SDK: the recording path stays small.
 //
 // # Writing a provider
 //
@@ -24,16 +24,20 @@
 // the call (MethodName), and, given the body, puts what was asked into Args
 // (a JSON array) and Kwargs (a JSON object). Given the response, it fills a
 // [record.Outcome] using the error taxonomy of package record, so that
-// every provider's failures mean the same thing, and the usage through
-// [UsageReader], so that every provider's tokens mean the same thing.
+// every provider's failures mean the same thing, and the usage as
+// [record.Usage] means it (every prompt token in InputTokens, cache reads
+// and writes included; every generated token in OutputTokens, reasoning
+// included), so that every provider's tokens mean the same thing.
 // Providers never decode a large body into structs: they read the fields
 // they need from the captured bytes.
 //
 // A stream has an end that says it is whole (a [DONE], a finish reason, a
-// message_stop); one read to EOF without it is [Unfinished]. A 2xx that
-// should be JSON and is not is [Undecodable]. A body longer than the
-// capture keeps its head and its tail: read the tail from [FrameStart]
-// (streams) or with [LastValue] (documents).
+// message_stop); one read to EOF without it is [record.ErrorIncomplete],
+// not a success. A 2xx that should be JSON and is not is
+// [record.ErrorDecode], or [record.ErrorTransport] when it is the
+// beginning of a document cut on its way. A body longer than the capture
+// keeps its head and its tail ([Response.Tail]): read the tail from its
+// first whole event (streams) or its last whole value (documents).
 //
 // A Result outlives the body it was read from (the recorder reuses its
 // capture buffers): copy what points into it. The generated text may be

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -50,7 +49,7 @@ type Request struct {
 	MaxArgs int
 	// Scratch, when not nil, is a buffer the recorder lends for the
 	// Call's Args, as Response.Scratch is for a Result's Output: a provider
-	// may build Args in (*Scratch)[:0] ([FitArrayInto] does) and leave the
+	// may build Args in (*Scratch)[:0] (the built-in providers do) and leave the
 	// grown buffer in *Scratch. The recorder lends it only when nothing
 	// keeps the record's Args once it is stored (its history copies what it
 	// holds of them). Nil means the provider builds Args in a buffer of its
@@ -167,38 +166,6 @@ func Match(ps []Provider, req *Request) (p Provider, call Call, ok bool) {
 	return nil, Call{}, false
 }
 
-// Undecodable is the result of a 2xx response whose body should be one
-// JSON document and is not. A body that is the beginning of a JSON
-// document ended early: judged from the bytes alone, the response was cut
-// on its way, as a dropped connection cuts it, and that is
-// [record.ErrorTransport] (a client that reads it gets an unexpected EOF,
-// and may retry). Anything else is [NotJSON].
-//
-// The recorder knows more than the bytes: when the body came whole, as
-// its Content-Length or chunked framing declared, nothing was lost on the
-// way, and it makes such a result [record.ErrorDecode], not retriable.
-func Undecodable(body []byte) Result {
-	if record.CutJSON(body) {
-		return Result{
-			Outcome:      record.Failure(record.ErrorTransport),
-			ErrorMessage: "the response ended before its JSON did (" + strconv.Itoa(len(body)) + " bytes)",
-		}
-	}
-	return NotJSON(len(body))
-}
-
-// NotJSON is the result of a 2xx response of n bytes that should be JSON
-// and is not: no client can decode it, so the call failed with
-// [record.ErrorDecode]. The body is not quoted: it may be anything, an
-// HTML page or binary. Not Finished: a body the caller stopped reading
-// half way is incomplete, not undecodable.
-func NotJSON(n int) Result {
-	return Result{
-		Outcome:      record.Failure(record.ErrorDecode),
-		ErrorMessage: "the response is not JSON (" + strconv.Itoa(n) + " bytes)",
-	}
-}
-
 // GuidanceEditor is an optional capability of a [Provider]: putting a
 // system guidance into the body of a request it recognizes, where its API
 // takes system instructions. The recorder's history preview
@@ -214,16 +181,4 @@ func NotJSON(n int) Result {
 // return false.
 type GuidanceEditor interface {
 	AddGuidance(req *Request, text string) ([]byte, bool)
-}
-
-// Unfinished turns res into the outcome of a stream that reached the end of
-// its body without its end (no end marker, no finish reason, or its last
-// event cut off): nothing tells the caller it had the whole answer, so the
-// call is [record.ErrorIncomplete], not a success. The response id and
-// finish reason it had are kept.
-func Unfinished(res *Result, why string) {
-	keep := res.Outcome
-	res.Outcome = record.Failure(record.ErrorIncomplete)
-	res.Outcome.ResponseID, res.Outcome.FinishReason = keep.ResponseID, keep.FinishReason
-	res.ErrorMessage = why
 }

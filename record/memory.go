@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"sync"
 )
 
@@ -51,14 +52,28 @@ type Memory struct {
 	maxBytes int64
 	dropped  uint64
 	traces   map[string]*traceState
+	// shared holds, by a hash of their bytes, the Args of the first
+	// records of traces held, so that identical ones (the same request
+	// made by independent calls: a probe, a batch job, a retry recorded
+	// apart) are held once. Guarded by linkMu.
+	shared map[uint64]*sharedArgs
 }
 
-// entry is a record as the ring holds it: with its Args, or with args,
-// what they add to an earlier record's, and Args nil.
+// sharedArgs is the Args of first records that are the same bytes, held
+// once, and how many records held share them.
+type sharedArgs struct {
+	b    []byte
+	key  uint64
+	refs int
+}
+
+// entry is a record as the ring holds it (heldRecord): with its Args, or
+// with args, what they add to an earlier record's, and Args nil.
 type entry struct {
-	Record
-	args  *argsNode
-	bytes int64 // counted against MaxBytes
+	heldRecord
+	args   *argsNode
+	shared *sharedArgs // Args are these, shared with other first records
+	bytes  int64       // counted against MaxBytes
 }
 
 // argsNode holds the Args of a record as what they add to those of an
@@ -114,6 +129,12 @@ type traceState struct {
 	// three are guarded by linkMu.
 	newest       *argsNode
 	shape, spare argsShape
+	// lazy holds the Args of the trace's only record, not shaped yet: most
+	// traces of independent calls never get a second record, and shaping
+	// walks every byte. The second record shapes them (lazyID is their
+	// call ID). Guarded by linkMu.
+	lazy   []byte
+	lazyID string
 }
 
 // NewMemory returns an empty history holding at most capacity records;
@@ -177,22 +198,27 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	m.mu.RUnlock()
 	var prev, shape *argsShape
 	var base *argsNode
+	first := st == nil && r.ArgsPrefix == nil // shaped later, if ever (traceState.lazy)
 	if st != nil {
+		if st.lazy != nil {
+			m.shapeLazy(r.TraceID, st)
+		}
 		prev, shape, base = &st.shape, &st.spare, st.newest
 		if prev.callID == "" {
 			prev = nil
 		}
-	} else {
+	} else if !first {
 		shape = new(argsShape)
 	}
 	r.link = nil
-	if r.ArgsPrefix == nil {
+	switch {
+	case first:
+	case r.ArgsPrefix == nil:
 		r.link = link(&r, prev, shape)
-	} else { // partial Args are no base for the next record
+	default: // partial Args are no base for the next record
 		shape.callID, shape.ends, shape.sums = "", shape.ends[:0], shape.sums[:0]
 	}
-	e := entry{Record: r}
-	e.link = nil
+	e := entry{heldRecord: hold(&r)}
 	var node *argsNode
 	switch {
 	case r.link != nil && base != nil:
@@ -200,6 +226,13 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		size := r.link.size
 		node = newArgsNode(base, size, append([]byte(nil), r.Args[1+size:len(r.Args)-1]...))
 		e.Args, e.args = nil, node
+	case first:
+		// A base for the next record if it shapes: a view of the Args it
+		// keeps, held once for every first record with the same bytes.
+		e.Args, e.shared = m.share(r.Args, borrowed)
+		if n := len(e.Args); n >= 2 && e.Args[0] == '[' && e.Args[n-1] == ']' {
+			node = newArgsNode(nil, 0, e.Args[1:n-1])
+		}
 	case shape.callID != "":
 		// A base for the next record: a view of the Args it keeps.
 		if borrowed {
@@ -229,11 +262,15 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 		e.ConversationHistorySize = held.count
 	}
 	held.newest = node
-	held.shape, held.spare = *shape, held.shape
-	e.bytes = int64(len(e.Args) + len(e.Kwargs) + len(e.Output) + len(e.Reasoning) + len(e.ProgramSource) + len(e.ErrorMessage))
-	for _, c := range e.ToolCalls {
-		e.bytes += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+	if first {
+		held.lazy, held.lazyID = e.Args, r.CallID
+		if held.lazy == nil {
+			held.lazy = []byte{} // shaped, and found wanting, by the next record
+		}
+	} else {
+		held.shape, held.spare = *shape, held.shape
 	}
+	e.bytes = e.payload()
 	if e.args != nil {
 		e.bytes += int64(len(e.args.rest))
 	}
@@ -244,11 +281,76 @@ func (m *Memory) add(r Record, telemetry, borrowed bool) Record {
 	return r
 }
 
+// share returns args as the history holds them for a trace's first
+// record: the bytes of an identical first record already held, else
+// args (a copy when borrowed), now shared. m.linkMu must be held.
+func (m *Memory) share(args []byte, borrowed bool) ([]byte, *sharedArgs) {
+	key := maphash.Bytes(shapeSeed, args)
+	if sh := m.shared[key]; sh != nil && bytes.Equal(sh.b, args) {
+		sh.refs++
+		return sh.b, sh
+	}
+	if borrowed {
+		args = bytes.Clone(args)
+	}
+	if m.shared == nil {
+		m.shared = make(map[uint64]*sharedArgs)
+	}
+	if m.shared[key] != nil {
+		return args, nil // another first record's, by a rare collision: not shared
+	}
+	sh := &sharedArgs{b: args, key: key, refs: 1}
+	m.shared[key] = sh
+	return args, sh
+}
+
+// shapeLazy shapes the Args of a trace's only record (traceState.lazy),
+// now that a second record may extend them, as link would have shaped
+// them when they came: when they are not in the form AppendJSON writes
+// (spaces, lines), the record held gets them normalized, so that what
+// the next record shares is what a JSONL line holds. m.linkMu must be
+// held.
+func (m *Memory) shapeLazy(trace string, st *traceState) {
+	args, id := st.lazy, st.lazyID
+	st.lazy, st.lazyID = nil, ""
+	st.shape.callID = ""
+	if _, ok := shapeArgs(args, nil, &st.shape); ok {
+		st.shape.callID = id
+		return
+	}
+	norm := appendRawContainer(nil, args, '[')
+	if _, ok := shapeArgs(norm, nil, &st.shape); !ok {
+		st.shape.ends, st.shape.sums = st.shape.ends[:0], st.shape.sums[:0]
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := m.n - 1; i >= 0; i-- {
+		e := &m.ring[(m.start+i)%len(m.ring)]
+		if e.TraceID != trace {
+			continue
+		}
+		if e.CallID == id && e.args == nil {
+			m.bytes += int64(len(norm) - len(e.Args))
+			e.bytes += int64(len(norm) - len(e.Args))
+			e.Args = norm
+			st.newest = newArgsNode(nil, 0, norm[1:len(norm)-1])
+			st.shape.callID = id
+		}
+		break // the trace's newest record is the one shaped, or it is gone
+	}
+	if st.shape.callID == "" {
+		st.shape.ends, st.shape.sums = st.shape.ends[:0], st.shape.sums[:0]
+	}
+}
+
 // pushLocked stores e as the newest record.
 func (m *Memory) pushLocked(e entry) {
 	if m.n == len(m.ring) {
-		// Every slot is taken, and there is room to grow: double, in order.
-		grown := make([]entry, min(max(2*m.n, 16), m.cap))
+		// Every slot is taken, and there is room to grow: by a quarter, in
+		// order. A slot is a whole record (over 600 bytes), and a history
+		// that doubled would hold up to as many empty slots as records.
+		grown := make([]entry, min(max(m.n+m.n/4, 16), m.cap))
 		for i := range m.n {
 			grown[i] = m.ring[(m.start+i)%len(m.ring)]
 		}
@@ -268,6 +370,11 @@ func (m *Memory) dropOldestLocked() {
 		delete(m.traces, old.TraceID)
 	}
 	m.bytes -= old.bytes
+	if sh := old.shared; sh != nil {
+		if sh.refs--; sh.refs == 0 {
+			delete(m.shared, sh.key)
+		}
+	}
 	*old = entry{}
 	m.start = (m.start + 1) % len(m.ring)
 	m.n--
@@ -323,7 +430,8 @@ func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total
 	for i := len(held) - 1; i >= 0; i-- {
 		e := held[i]
 		if !payload {
-			tail = append(tail, summary(&e.Record))
+			r := e.record()
+			tail = append(tail, summary(&r))
 			continue
 		}
 		c := copyOf(e, prev, prevArgs)
@@ -367,10 +475,11 @@ func (m *Memory) collect(traceID string, oneTrace bool) []Record {
 // e's Args follow those of prev, whose Args whole are prevArgs, they are
 // put together from prevArgs: one copy, however long the conversation.
 func copyOf(e, prev *entry, prevArgs []byte) Record {
+	r := e.record()
 	if e.args == nil {
-		return normalized(&e.Record)
+		return normalized(&r)
 	}
-	c := e.Record.Clone()
+	c := r.Clone()
 	c.Normalize()
 	node := e.args
 	if prev != nil && prev.args != nil && node.parent == prev.args && prevArgs != nil {
@@ -415,7 +524,7 @@ func (m *Memory) Reset() {
 	defer m.linkMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ring, m.start, m.n, m.bytes, m.dropped, m.traces = nil, 0, 0, 0, 0, nil
+	m.ring, m.start, m.n, m.bytes, m.dropped, m.traces, m.shared = nil, 0, 0, 0, 0, nil, nil
 }
 
 // normalized returns a normalized copy of r. Records are normalized when

@@ -193,6 +193,7 @@ func (c *Cassette) roundTrip(req *http.Request, next http.RoundTripper) (*http.R
 	if got.Method == "" {
 		got.Method = http.MethodGet
 	}
+	c.cfg.redactRequest(&got) // send keeps the body as it was
 	if c.mode != ModeRecord {
 		a, miss, err := c.find(&got)
 		switch {
@@ -667,6 +668,7 @@ func isSSE(resp *http.Response) bool {
 // complete runs the hooks and the secret check on a recorded interaction
 // and makes it ready to answer and to be saved; or refuses it.
 func (c *Cassette) complete(e *entry, it Interaction) error {
+	c.cfg.redactInteraction(&it)
 	for _, hook := range c.cfg.beforeSave {
 		if err := callHook(hook, &it); err != nil {
 			return c.refuse(e, fmt.Errorf("replay: %s: WithBeforeSave hook: %w", describe(&it.Request), err))

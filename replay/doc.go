@@ -180,13 +180,19 @@
 // [WithMatchedHeaders] and [WithRequestHeaders]); user info and key=,
 // api_key=, token= and similar query parameters are removed from URLs.
 // Before an interaction is kept, and again before the file is written,
-// every field is checked for key-shaped strings (what [middleware.Redact]
+// every field is checked for key-shaped strings (what [redact.Secrets]
 // would remove) and for the literal values of the credentials the requests
 // carried. One found is an error, never a commit: the request is not sent
 // (a secret in a request) or the body's last Read and Close fail (a secret
 // in a response), and [Cassette.Close] returns a [*SecretError] naming the
 // interaction and the field, never the secret. [WithBeforeSave] can scrub
 // an interaction first. A miss's message redacts what it shows too.
+//
+// Personal data is kept out with [WithRedactor] (a [redact.Redactor]):
+// emails, phone numbers, card numbers, IBANs, IP addresses and secrets in
+// what is kept, a stream's values split across its events included, are
+// replaced by their marks ("[EMAIL:3f9a1c]"), and each request is
+// redacted the same way before it is matched, so it still finds its line.
 //
 // # Re-recording
 //

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // MatchFunc says whether a recorded request answers the one being made.
@@ -36,6 +36,13 @@ type norm struct {
 
 // normalize reduces r under the cassette's matching options.
 func (cfg *config) normalize(r *Request) norm {
+	if cfg.redactor != nil {
+		// A recording made without the redactor matches as one made
+		// with it: both are compared redacted.
+		c := *r
+		cfg.redactRequest(&c)
+		r = &c
+	}
 	n := norm{method: strings.ToUpper(r.Method), raw: r.Body}
 	if r.URL != nil {
 		n.path = r.URL.EscapedPath()
@@ -256,7 +263,7 @@ const lead = 20
 // twice. Both are redacted first, so a cut never leaves part of a secret
 // that redaction would no longer recognize.
 func excerpt(s, other string, quote func(string) string) string {
-	s, other = middleware.Redact(s), middleware.Redact(other)
+	s, other = redact.Secrets(s), redact.Secrets(other)
 	i := 0
 	for i < len(s) && i < len(other) && s[i] == other[i] {
 		i++
@@ -590,7 +597,7 @@ func quoteJSON(s string) string {
 
 // shorten redacts secrets and cuts s to about maxValue bytes.
 func shorten(s string) string {
-	return cut(middleware.Redact(s))
+	return cut(redact.Secrets(s))
 }
 
 // cut cuts s to about maxValue bytes, an ellipsis marking the cut.
@@ -648,7 +655,7 @@ func describe(r *Request) string {
 	if q := safeURL(r.URL).RawQuery; q != "" {
 		s += "?" + q
 	}
-	return middleware.Redact(s)
+	return redact.Secrets(s)
 }
 
 // ErrMiss is matched (errors.Is) by every [*MissError].

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // Mode says what a cassette does with a request.
@@ -84,6 +84,7 @@ type config struct {
 	sleep               func(context.Context, time.Duration) error
 	faults              []Fault
 	beforeSave          []func(*Interaction) error
+	redactor            *redact.Redactor
 	maxBody             int64
 }
 
@@ -155,7 +156,7 @@ func WithMatchedHeaders(names ...string) Option {
 	return func(c *config) {
 		for _, n := range names {
 			n = http.CanonicalHeaderKey(n)
-			if !middleware.IsCredentialHeader(n) {
+			if !redact.IsCredentialHeader(n) {
 				c.matchedHeaders = append(c.matchedHeaders, n)
 				c.keptHeaders[n] = true
 			}
@@ -276,6 +277,19 @@ func WithBeforeSave(hook func(*Interaction) error) Option {
 		}
 	}
 }
+
+// WithRedactor keeps personal data out of the cassette: r (see
+// [redact.New]; the same options as the recorder's [redact.PII] give the
+// same marks) redacts each interaction before it is kept (the request's
+// body, URL path and query values, the response's body or each of its
+// frames, values split across a stream's events included, and the text of
+// an error), and each request made before it is matched, so that a live
+// request finds the recording made of it, and a miss shows no more than
+// the cassette holds. The provider and the caller get the bytes as they
+// were. Bodies that are not UTF-8 text (audio, an eventstream's binary
+// frames) are kept as they are; headers are not read (credential headers
+// are never kept).
+func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redactor = r } }
 
 // WithMaxBody sets the largest response body recorded; a larger one is
 // passed through to the caller but not recorded, and its interaction

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // The credentials that never reach a cassette are the recorder's
@@ -20,7 +20,7 @@ import (
 
 // minLiteral is the shortest credential value looked for literally: a
 // shorter one ("k", a test's dummy key) would be found everywhere.
-const minLiteral = middleware.MinCredentialLength
+const minLiteral = redact.MinCredentialLength
 
 // ErrSecret is matched (errors.Is) by every [*SecretError].
 var ErrSecret = errors.New("replay: refusing to write a secret to a cassette")
@@ -36,7 +36,7 @@ type SecretError struct {
 	// "request.body.messages.0.content"), "response.headers.X",
 	// "response.body...", "response.frames.3", "error", "response.end_error".
 	Field string
-	// What kind of secret: a key-shaped string (what [middleware.Redact]
+	// What kind of secret: a key-shaped string (what [redact.Secrets]
 	// removes), or the value of one of the request's credential headers.
 	What string
 }
@@ -79,7 +79,7 @@ func credentialLiterals(req *http.Request) []literal {
 	}
 	for k, vs := range req.Header {
 		ck := http.CanonicalHeaderKey(k)
-		if !middleware.IsCredentialHeader(ck) || ck == "Set-Cookie" {
+		if !redact.IsCredentialHeader(ck) || ck == "Set-Cookie" {
 			continue
 		}
 		for _, v := range vs {
@@ -96,7 +96,7 @@ func credentialLiterals(req *http.Request) []literal {
 			}
 		}
 		for p, vs := range req.URL.Query() {
-			if middleware.IsSecretParam(p) {
+			if redact.IsSecretParam(p) {
 				for _, v := range vs {
 					add(v, p+"= query parameter")
 				}
@@ -108,7 +108,7 @@ func credentialLiterals(req *http.Request) []literal {
 
 // findSecret says what secret s holds, if any.
 func findSecret(s string, lits []literal) (string, bool) {
-	if middleware.Redact(s) != s {
+	if redact.Secrets(s) != s {
 		return "a key-shaped string", true
 	}
 	for _, l := range lits {
@@ -230,14 +230,14 @@ func safeURL(u *url.URL) *url.URL {
 	if u == nil {
 		return &url.URL{}
 	}
-	return middleware.SafeURL(u)
+	return redact.SafeURL(u)
 }
 
 // safeHeader returns a copy of h without credential headers.
 func safeHeader(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
-		if !middleware.IsCredentialHeader(k) {
+		if !redact.IsCredentialHeader(k) {
 			out[k] = slices.Clone(v)
 		}
 	}

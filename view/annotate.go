@@ -3,7 +3,6 @@ package view
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -16,63 +15,6 @@ import (
 
 	"github.com/llmhistory/llmhistory/store"
 )
-
-// Token is a secret made per launch that a browser proves it holds: the
-// command prints it once, in the address to open (?token=...); the
-// viewer then keeps it in a cookie (HttpOnly, SameSite=Strict, for the
-// viewer's path only) and sends the browser on to the same address
-// without it, so that it leaves no trace in the history or a Referer.
-// It guards annotation, and is shaped to guard reading too, for a viewer
-// listening beyond loopback: [Token.Admit] and [Token.Holds] are all a
-// handler needs.
-type Token struct {
-	secret string // hex, 64 characters
-}
-
-// tokenCookie names the cookie the token is kept in.
-const tokenCookie = "llmhistory_token"
-
-// NewToken makes a token of 256 random bits.
-func NewToken() *Token {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("view: no randomness for a token: " + err.Error()) // crypto/rand never fails on supported systems
-	}
-	return &Token{secret: hex.EncodeToString(b[:])}
-}
-
-// String returns the token, to print in the address to open.
-func (t *Token) String() string { return t.secret }
-
-func (t *Token) equal(s string) bool {
-	return subtle.ConstantTimeCompare([]byte(s), []byte(t.secret)) == 1
-}
-
-// Admit handles an address that carries the token (?token=): it sets the
-// cookie and redirects to the same address without it, and reports true.
-// A request without one, or with a wrong one, it leaves alone (false).
-func (t *Token) Admit(w http.ResponseWriter, r *http.Request, path string) bool {
-	q := r.URL.Query()
-	given := q.Get("token")
-	if given == "" || !t.equal(given) {
-		return false
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name: tokenCookie, Value: t.secret, Path: path,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode,
-	})
-	q.Del("token")
-	u := *r.URL
-	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-	return true
-}
-
-// Holds reports whether the request's browser holds the token.
-func (t *Token) Holds(r *http.Request) bool {
-	c, err := r.Cookie(tokenCookie)
-	return err == nil && t.equal(c.Value)
-}
 
 // FormToken is what a form the viewer serves carries, and a POST must
 // send back: derived from the token, so that a page of another site, which
@@ -119,7 +61,8 @@ type Annotation struct {
 	Sink interface {
 		AddScore(ctx context.Context, sc store.Score) error
 	}
-	// Token is the launch's; a browser that does not hold it sees no form.
+	// Token is the launch's; a browser that does not hold it sees no
+	// form. Nil: the handler's [Options.Token].
 	Token *Token
 	// Author names the reviewer in the scores; default "reviewer".
 	Author string

@@ -89,8 +89,10 @@
 // a cross-site request forgery fails all three.
 // [Options].AllowedHosts restricts the Host header, so that a page bound
 // to loopback is out of reach of DNS rebinding; llmhistory view sets it
-// to loopback's names, listens on 127.0.0.1 by default and warns when
-// told to listen elsewhere.
+// to loopback's names and listens on 127.0.0.1 by default. [Options].Token
+// asks every request for a [Token] (the same one annotation uses): pages,
+// assets and the event stream answer 401 without it; llmhistory view
+// gives one when told to listen elsewhere.
 //
 // # Big histories
 //

@@ -57,6 +57,12 @@ type Options struct {
 	// Annotate, when not nil, lets a reviewer holding its token add
 	// scores (annotate.go); the viewer is otherwise read-only.
 	Annotate *Annotation
+	// Token, when not nil, is asked of every request: pages, assets and
+	// the event stream answer 401 without it (see [Token] for how a
+	// browser brings it, and a script). llmhistory view gives one when it
+	// listens beyond loopback. It is also the annotation's, unless that
+	// has its own.
+	Token *Token
 }
 
 // Handler serves the viewer's pages over a [Source]. It only reads: every
@@ -101,6 +107,14 @@ func NewHandler(src Source, opts Options) *Handler {
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 20 * time.Second
+	}
+	if a := opts.Annotate; a != nil && a.Token == nil {
+		c := *a // the caller's is not written to
+		c.Token = opts.Token
+		if c.Token == nil {
+			c.Token = NewToken() // nobody holds it: nobody annotates
+		}
+		opts.Annotate = &c
 	}
 	h := &Handler{src: src, opts: opts, mux: http.NewServeMux(), closed: make(chan struct{})}
 	h.pages = parseTemplates(opts.Prefix)
@@ -149,7 +163,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "llmhistory view: this host name is not allowed; open the address the viewer printed", http.StatusForbidden)
 		return
 	}
-	if a := h.opts.Annotate; a != nil && r.Method == http.MethodGet && a.Token.Admit(w, r, h.opts.Prefix) {
+	if t := h.token(); t != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && t.Admit(w, r, h.opts.Prefix) {
+		return // on to the address without the token
+	}
+	if t := h.opts.Token; t != nil && !t.allows(r) {
+		t.refuse(w) // 401
 		return
 	}
 	if r.Method == http.MethodPost && h.opts.Annotate != nil && r.URL.Path == "/annotate" {
@@ -162,6 +180,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// token is the token a browser brings in the address: the reading's,
+// else the annotation's.
+func (h *Handler) token() *Token {
+	if h.opts.Token != nil {
+		return h.opts.Token
+	}
+	if h.opts.Annotate != nil {
+		return h.opts.Annotate.Token
+	}
+	return nil
 }
 
 func (h *Handler) hostAllowed(host string) bool {

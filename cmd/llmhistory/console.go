@@ -14,8 +14,8 @@ import (
 
 	"github.com/lmittmann/tint"
 
-	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
+	"github.com/llmhistory/llmhistory/redact"
 )
 
 // ANSI colours (tint.Attr takes the 8-bit palette index).
@@ -306,7 +306,7 @@ func (w *wrapper) flushWord() {
 	if w.word.Len() == 0 {
 		return
 	}
-	word := middleware.Redact(w.word.String())
+	word := redact.Secrets(w.word.String())
 	w.word.Reset()
 	n := len([]rune(word))
 	if w.space && w.started {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"os/user"
 	"runtime"
@@ -34,11 +35,18 @@ reload. A file truncated or
 replaced (log rotation) is read again from its start.
 
 The first line it prints is the address to open. It listens on
-127.0.0.1, on a free port, unless -addr says otherwise: on any other
-address, anyone who can reach it can read the history, and it warns so.
-Pages answer only to the names of a loopback address (127.0.0.1,
-localhost, ::1), so that no web site can read them through DNS rebinding.
-It is read-only: it changes no file. Interrupt (Ctrl-C) to stop.
+127.0.0.1, on a free port, unless -addr says otherwise. Pages answer only
+to the names of a loopback address (127.0.0.1, localhost, ::1), so that
+no web site can read them through DNS rebinding. On any other address
+every page and the live updates ask for a token: one made at launch and
+printed in the address (?token=...), or the one given with -token or in
+LLMHISTORY_VIEW_TOKEN (at least 16 characters; the variable keeps it out
+of the process list). A browser brings it once; the viewer keeps it in a
+cookie. Without it, a request gets 401. The token travels in the clear
+over plain HTTP: off a trusted network, put the viewer behind a reverse
+proxy that adds TLS (docs/viewer.md). A token given on loopback is asked
+for too. It is read-only: it changes no file. Interrupt (Ctrl-C) to
+stop.
 
 Scores show on the pages: a store's, or those of the scores file beside
 each FILE (h.scores.jsonl, as llmhistory eval writes it). With -annotate,
@@ -46,8 +54,10 @@ a reviewer adds scores from the pages (thumbs, a number, a category, a
 comment, on a conversation or a call) into the store (then opened for
 writing) or the first FILE's scores file; /queue?score=NAME opens, one
 after another, the conversations that have no NAME score yet. The address
-printed then carries a token made for this launch: only a browser that
-opened it can annotate, and only from the viewer's own pages.
+printed then carries a token made for this launch (unless one is given,
+as above): only a browser that opened it can annotate, and only from the
+viewer's own pages. Off loopback that one token guards reading and
+annotating alike.
 
 Lines that are not records are counted and skipped; the pages list the
 first few.`
@@ -79,10 +89,19 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	open := fs.Bool("open", false, "open the viewer in a browser")
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often the files or the store are looked at for new records")
+	tokenFlag := fs.String("token", "", "ask every request for `TOKEN` (16 characters or more; default $"+envViewToken+", or one made at launch off loopback)")
 	annotate := fs.Bool("annotate", false, "let a reviewer add scores from the pages (the address printed carries this launch's token)")
 	author := fs.String("author", "", "the reviewer's `name` in the scores they add (default: the user's login name)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
+	}
+	token := *tokenFlag
+	if token == "" {
+		token = os.Getenv(envViewToken)
+	}
+	if token != "" && len(token) < minViewToken {
+		fmt.Fprintf(io.err, "llmhistory view: a token must have %d characters or more\n", minViewToken)
+		return exitUsage
 	}
 	inputs := fs.Args()
 	if len(inputs) == 0 {
@@ -153,20 +172,37 @@ func runView(ctx context.Context, args []string, io stdio) int {
 		return exitFailure
 	}
 	url, loopback, hosts := viewAddress(ln.Addr().(*net.TCPAddr))
+	// One token guards what needs guarding: reading off loopback (or
+	// whenever one is given), annotating always.
+	tok := view.TokenOf(token)
+	made := tok == nil && (!loopback || *annotate)
+	if made {
+		tok = view.NewToken()
+		url += "?" + view.TokenParam + "=" + tok.String()
+	}
+	var reading *view.Token
+	if !loopback || token != "" {
+		reading = tok
+	}
 	var ann *view.Annotation
 	if *annotate {
-		ann = &view.Annotation{Sink: sink, Token: view.NewToken(), Author: reviewerName(*author)}
-		url += "?token=" + ann.Token.String()
+		ann = &view.Annotation{Sink: sink, Token: tok, Author: reviewerName(*author)}
 	}
 	fmt.Fprintln(io.out, url)
 	if !loopback {
 		host, _, _ := net.SplitHostPort(*addr)
 		listening := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
-		fmt.Fprintf(io.err, "llmhistory view: warning: listening on %s, which is not loopback: anyone who can reach it can read this history\n", listening)
+		where := "the one in the address above"
+		if !made {
+			where = "the one given (open the address with ?" + view.TokenParam + "=TOKEN)"
+		}
+		fmt.Fprintf(io.err, "llmhistory view: listening on %s, which is not loopback: every request must carry the token, %s; "+
+			"over plain HTTP it travels in the clear: put a reverse proxy with TLS in front (docs/viewer.md)\n", listening, where)
 	}
 
 	h := view.NewHandler(src, view.Options{
 		AllowedHosts: hosts,
+		Token:        reading,
 		Scores:       scores,
 		Annotate:     ann,
 		Logger:       slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -195,6 +231,12 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	srv.Shutdown(shut)
 	return exitOK
 }
+
+// envViewToken gives the viewer's token, out of the process list.
+const envViewToken = "LLMHISTORY_VIEW_TOKEN"
+
+// minViewToken is the shortest token the viewer takes.
+const minViewToken = 16
 
 // reviewerName is who annotates: the name given, else the login name.
 func reviewerName(given string) string {

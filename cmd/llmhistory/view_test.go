@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,19 +124,74 @@ func TestViewFlagsAfterFilesAndOpen(t *testing.T) {
 	assert.Empty(t, opened, "opened once")
 }
 
-// On an address that is not loopback, it warns, and answers to any name
-// (it cannot know the machine's).
-func TestViewNotLoopbackWarns(t *testing.T) {
+// On an address that is not loopback, every request must carry a token:
+// one made at launch and printed in the address, which a browser brings
+// once and then keeps in a cookie; without it, 401. It answers to any
+// name (it cannot know the machine's).
+func TestViewNotLoopbackAsksForAToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	appendFile(t, path, line(testRecord(1, true)))
 	url, stderr, stop := startView(t, "-addr", "0.0.0.0:0", path)
-	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url)
-	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "warning: listening on") }, 5*time.Second, 5*time.Millisecond)
-	port := url[len("http://127.0.0.1:") : len(url)-1]
-	assert.Contains(t, stderr.String(), "warning: listening on 0.0.0.0:"+port+", which is not loopback: anyone who can reach it can read this history")
-	code, _ := get(t, url, "myhost.example:1234")
-	assert.Equal(t, http.StatusOK, code)
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$`, url)
+	base, token, _ := strings.Cut(url, "?token=")
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "which is not loopback") }, 5*time.Second, 5*time.Millisecond)
+	port := base[len("http://127.0.0.1:") : len(base)-1]
+	assert.Contains(t, stderr.String(), "listening on 0.0.0.0:"+port+", which is not loopback: every request must carry the token, the one in the address above")
+	assert.Contains(t, stderr.String(), "docs/viewer.md")
+	assert.NotContains(t, stderr.String(), token, "the token is printed once, in the address")
+
+	for _, p := range []string{"", "overview", "events", "assets/view.css"} {
+		code, body := get(t, base+p, "myhost.example:1234")
+		assert.Equal(t, http.StatusUnauthorized, code, p)
+		assert.NotContains(t, body, "t1", p)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(url)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, base, resp.Request.URL.String(), "sent on to the address without the token")
+	assert.Contains(t, string(body), `data-key="t1"`)
+	resp, err = browser.Get(base + "overview")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the cookie carries it on")
 	assert.Equal(t, exitOK, stop())
+}
+
+// A token given (the flag, else the environment variable) is the one
+// asked for, on loopback too, and is not printed.
+func TestViewGivenToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	appendFile(t, path, line(testRecord(1, true)))
+	const token = "a-token-given-by-its-user"
+	for _, args := range [][]string{{"-token", token}, nil} {
+		if args == nil {
+			t.Setenv(envViewToken, token)
+		}
+		url, stderr, stop := startView(t, append(args, "-addr", "0.0.0.0:0", path)...)
+		assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url, "not printed")
+		code, _ := get(t, url, "")
+		assert.Equal(t, http.StatusUnauthorized, code)
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get(url + "?token=" + token)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.NotContains(t, stderr.String(), token)
+		assert.Equal(t, exitOK, stop())
+	}
+	url, _, stop := startView(t, "-token", token, path)
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/$`, url)
+	code, _ := get(t, url, "")
+	assert.Equal(t, http.StatusUnauthorized, code, "asked for on loopback too")
+	assert.Equal(t, exitOK, stop())
+
+	code, _, stderr := runCmd(t, "", "view", "-token", "short", path)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "16 characters or more")
 }
 
 func TestViewBadInput(t *testing.T) {

@@ -25,6 +25,15 @@
 //   - Stream latency (latency_test.go): BenchmarkStreamEventLatency measures
 //     what the recorder adds to the arrival of each event of a server-sent
 //     stream, p50 and p99, beside a bare transport in the same run.
+//   - Privacy (privacy_test.go): personal data planted in prompts, answers
+//     (streamed a few characters per event), a tool call's arguments, an
+//     error message, metadata and tags, sent through go-openai, openai-go,
+//     genai and the Anthropic SDK, is in no sink with redact.PII on: the
+//     JSONL file, a SQLite store's file and -wal, the spill file of a
+//     store whose database is locked, a PostgreSQL store's rows and every
+//     file of its server's data directory, the OTLP export's spans
+//     (content captured) and a cassette (replay.WithRedactor). The same
+//     run without it finds every value in every sink.
 //
 // Crash safety of the JSONL sink is proved in package record
 // (record/crash_test.go), which must stay standard-library only.

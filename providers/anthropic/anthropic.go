@@ -148,7 +148,7 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		args = append([][]byte{append(turn, '}')}, args...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -186,7 +186,7 @@ func speaker(last gjson.Result) string {
 			return record.SpeakerTool
 		}
 	}
-	if s := providers.SpeakerForRole(role.String()); s != "" {
+	if s := wire.SpeakerForRole(role.String()); s != "" {
 		return s
 	}
 	return record.SpeakerUser

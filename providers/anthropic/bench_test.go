@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 )
 
 func BenchmarkParseRequest(b *testing.B) {
@@ -34,7 +34,7 @@ func BenchmarkParseResponse(b *testing.B) {
 func BenchmarkParseStream(b *testing.B) {
 	body := testdata(b, "stream_thinking.sse")
 	events := 0
-	providers.ScanSSE(body, func(providers.Event) bool { events++; return true })
+	wire.ScanSSE(body, func(wire.Event) bool { events++; return true })
 	resp := streamResponse(body)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

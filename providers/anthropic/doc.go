@@ -94,7 +94,7 @@
 // HTML page from a proxy, Vertex AI's {"error": {"status": ...}}) are
 // read by [providers.ClassifyError]. A 2xx that is not JSON is a decode
 // failure, or a transport one when it is the beginning of a message cut on
-// its way ([providers.Undecodable]).
+// its way (a transport failure).
 //
 // # Streams
 //

@@ -31,7 +31,7 @@ func (Provider) AddGuidance(req *providers.Request, text string) ([]byte, bool) 
 	if method, _, _ := endpoint(req.URL.Path); method != MethodCreate {
 		return nil, false
 	}
-	return providers.EditObject(req.Body, func(obj []byte) []byte { return addSystem(obj, text) })
+	return wire.EditObject(req.Body, func(obj []byte) []byte { return addSystem(obj, text) })
 }
 
 // addSystem returns a copy of obj with text in its system prompt, or nil.
@@ -43,15 +43,15 @@ func addSystem(obj []byte, text string) []byte {
 	sys := root.Get("system")
 	switch {
 	case !sys.Exists():
-		out, err := sjson.SetRawBytes(obj, "system", providers.JSONText("", text, ""))
+		out, err := sjson.SetRawBytes(obj, "system", wire.JSONText("", text, ""))
 		if err != nil {
 			return nil
 		}
 		return out
 	case sys.Type == gjson.String:
-		return providers.AppendToString(obj, sys, "\n\n", text)
+		return wire.AppendToString(obj, sys, "\n\n", text)
 	case sys.IsArray():
-		out, err := sjson.SetRawBytes(obj, "system.-1", providers.JSONText(`{"type":"text","text":`, text, `}`))
+		out, err := sjson.SetRawBytes(obj, "system.-1", wire.JSONText(`{"type":"text","text":`, text, `}`))
 		if err != nil {
 			return nil
 		}

@@ -52,7 +52,7 @@ func parseResponse(method string, stream bool, resp *providers.Response) provide
 		return providers.Result{Outcome: record.Success(valueClass(method))}
 	case !record.ValidJSON(body):
 		// No SDK can decode it: cut on its way, or not JSON at all.
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	root := wire.Parse(body)
 	if method == MethodCountTokens {
@@ -94,7 +94,7 @@ type message struct {
 	text     strings.Builder
 	thinking strings.Builder // the thinking blocks' text, a blank line apart
 	calls    []providers.ToolCall
-	usage    providers.UsageReader // a field a later event carries replaces the earlier value
+	usage    wire.UsageReader // a field a later event carries replaces the earlier value
 	finished bool
 	failed   bool
 	errType  string

@@ -40,7 +40,7 @@ func parseStream(resp *providers.Response) providers.Result {
 	s := &stream{m: message{class: ClassMessage}}
 	s.scan(resp.Body)
 	if resp.Truncated {
-		if i := providers.FrameStart(resp.Tail); i >= 0 {
+		if i := wire.FrameStart(resp.Tail); i >= 0 {
 			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
@@ -56,13 +56,13 @@ func parseStream(resp *providers.Response) providers.Result {
 			}
 		}
 		// Bytes, but not one event: nothing a client could read.
-		return providers.NotJSON(len(resp.Body))
+		return wire.NotJSON(len(resp.Body))
 	}
 	return s.result(resp.EOF)
 }
 
 func (s *stream) scan(b []byte) {
-	providers.ScanSSE(b, func(ev providers.Event) bool {
+	wire.ScanSSE(b, func(ev wire.Event) bool {
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
 			return true
@@ -250,7 +250,7 @@ func (s *stream) result(eof bool) providers.Result {
 	if eof && !res.Finished && res.Outcome.OK {
 		// Read to its end without message_stop: the caller cannot know it
 		// had the whole answer, whatever came before.
-		providers.Unfinished(&res, "the stream ended without message_stop")
+		wire.Unfinished(&res, "the stream ended without message_stop")
 	}
 	return res
 }

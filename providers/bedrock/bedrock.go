@@ -201,7 +201,7 @@ func readInvoke(req *providers.Request, call *providers.Call, body []byte) {
 // finish fits the args and kwargs into their bounds.
 func finish(req *providers.Request, call *providers.Call, args [][]byte, kw *kwargs) {
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -242,7 +242,7 @@ func converseSpeaker(last gjson.Result) string {
 			return record.SpeakerTool
 		}
 	}
-	if s := providers.SpeakerForRole(role.String()); s != "" {
+	if s := wire.SpeakerForRole(role.String()); s != "" {
 		return s
 	}
 	return record.SpeakerUser

@@ -32,7 +32,7 @@ import (
 type modelOutput struct {
 	text     strings.Builder
 	reason   string
-	usage    providers.UsageReader
+	usage    wire.UsageReader
 	finished bool
 	outputs  int // tokenCount summed over Titan's results, when it has them
 	titan    bool
@@ -48,7 +48,7 @@ func readModelOutput(resp *providers.Response) providers.Result {
 	case resp.Truncated:
 		// Usage and stop reasons come last in most shapes.
 		for _, key := range [...]string{`"usage"`, `"amazon-bedrock-invocationMetrics"`} {
-			if v := providers.LastValue(resp.Tail, key); len(v) > 0 && v[0] == '{' {
+			if v := wire.LastValue(resp.Tail, key); len(v) > 0 && v[0] == '{' {
 				m.usage.Read(wire.Parse(v))
 			}
 		}
@@ -58,7 +58,7 @@ func readModelOutput(resp *providers.Response) providers.Result {
 	case len(body) == 0:
 		return providers.Result{Outcome: record.Success(ClassModelOutput)}
 	case !record.ValidJSON(body):
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	m.object(wire.Parse(body))
 	m.finished = true // a whole body is the whole answer
@@ -151,7 +151,7 @@ func count(v gjson.Result) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(v.Raw)
-	return n, err == nil && n >= 0 && n <= providers.MaxTokenCount
+	return n, err == nil && n >= 0 && n <= wire.MaxTokenCount
 }
 
 func (m *modelOutput) result(eof bool) providers.Result {
@@ -175,7 +175,7 @@ func (m *modelOutput) result(eof bool) providers.Result {
 		return res
 	}
 	if eof && !res.Finished {
-		providers.Unfinished(&res, "the stream ended without its invocation metrics")
+		wire.Unfinished(&res, "the stream ended without its invocation metrics")
 	}
 	return res
 }

@@ -96,20 +96,20 @@ func readConverseBody(resp *providers.Response) providers.Result {
 	switch {
 	case resp.Truncated:
 		// The usage and stop reason may follow the content, in the tail.
-		if v := providers.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
+		if v := wire.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
 			c.usage.Read(wire.Parse(v))
 		}
-		if v := providers.LastValue(resp.Tail, `"stopReason"`); len(v) > 0 && v[0] == '"' {
+		if v := wire.LastValue(resp.Tail, `"stopReason"`); len(v) > 0 && v[0] == '"' {
 			c.reason, c.stopped = wire.Parse(v).String(), true
 		}
-		if v := providers.FirstValue(resp.Body, `"stopReason"`); len(v) > 0 && v[0] == '"' {
+		if v := wire.FirstValue(resp.Body, `"stopReason"`); len(v) > 0 && v[0] == '"' {
 			c.reason, c.stopped = wire.Parse(v).String(), true
 		}
 		return c.result()
 	case len(body) == 0:
 		return providers.Result{Outcome: record.Success(ClassMessage)}
 	case !record.ValidJSON(body):
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
@@ -139,7 +139,7 @@ type converse struct {
 	args    [][]byte      // each call's input fragments, streamed
 	byIndex map[int64]int // a content block's index -> its call
 	reason  string        // stopReason
-	usage   providers.UsageReader
+	usage   wire.UsageReader
 	stopped bool // messageStop, or a whole answer's stopReason
 	failed  bool
 	errType string
@@ -239,7 +239,7 @@ func (c *converse) result() providers.Result {
 func (c *converse) streamResult(eof bool) providers.Result {
 	res := c.result()
 	if eof && !res.Finished && res.Outcome.OK {
-		providers.Unfinished(&res, "the stream ended without messageStop")
+		wire.Unfinished(&res, "the stream ended without messageStop")
 	}
 	return res
 }
@@ -279,14 +279,14 @@ func readStream(resp *providers.Response, fn func(frame) bool, result func(eof b
 		return res
 	}
 	if frames == 0 && len(bytes.TrimSpace(resp.Body)) > 0 && !resp.Truncated && !errors.Is(err, errShort) {
-		return providers.NotJSON(len(resp.Body))
+		return wire.NotJSON(len(resp.Body))
 	}
 	midFrame := errors.Is(err, errShort) && !stopped
 	res := result(resp.EOF && !midFrame)
 	if midFrame && resp.EOF && res.Outcome.OK {
 		// Whatever came before, the last frame was cut: its bytes (the
 		// usage, most often) are lost.
-		providers.Unfinished(&res, errShort.Error())
+		wire.Unfinished(&res, errShort.Error())
 	}
 	return res
 }

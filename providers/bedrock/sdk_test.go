@@ -32,7 +32,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/middleware"
-	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -253,7 +253,7 @@ func jsonlEvents(t testing.TB, name string) [][2]string {
 func claudeChunks(t testing.TB, sse []byte) []byte {
 	t.Helper()
 	var events [][2]string
-	providers.ScanSSE(sse, func(ev providers.Event) bool {
+	wire.ScanSSE(sse, func(ev wire.Event) bool {
 		data := bytes.TrimSpace(ev.Data)
 		if bytes.Contains(data, []byte(`"message_stop"`)) {
 			data = []byte(`{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":15,"outputTokenCount":13,"invocationLatency":811,"firstByteLatency":402}}`)

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 )
 
 func BenchmarkParseRequest(b *testing.B) {
@@ -37,7 +37,7 @@ func BenchmarkParseResponse(b *testing.B) {
 func BenchmarkParseStream(b *testing.B) {
 	body := testdata(b, "gemini_stream_thinking_functioncall.sse")
 	events := 0
-	providers.ScanSSE(body, func(providers.Event) bool { events++; return true })
+	wire.ScanSSE(body, func(wire.Event) bool { events++; return true })
 	resp := streamResponse(body)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -161,7 +161,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		p.turns = append([][]byte{systemTurn(p.system)}, p.turns...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, p.turns, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, p.turns, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -254,7 +254,7 @@ func (p *parsed) turn(t gjson.Result) {
 // replaced by a marker: raw itself, a view into the body, when there is
 // none.
 func elide(raw string) []byte {
-	out, _ := providers.ElideBase64(wire.View(raw))
+	out, _ := wire.ElideBase64(wire.View(raw))
 	return out
 }
 
@@ -311,7 +311,7 @@ func speaker(last gjson.Result, ok bool) string {
 	if tool {
 		return record.SpeakerTool
 	}
-	if s := providers.SpeakerForRole(role); s != "" {
+	if s := wire.SpeakerForRole(role); s != "" {
 		return s
 	}
 	return record.SpeakerUser

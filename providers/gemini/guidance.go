@@ -21,7 +21,7 @@ func (Provider) AddGuidance(req *providers.Request, text string) ([]byte, bool) 
 	}
 	switch method, _ := endpoint(req.URL.Path); method {
 	case MethodGenerateContent, MethodStreamGenerateContent:
-		return providers.EditObject(req.Body, func(obj []byte) []byte { return addSystemPart(obj, text) })
+		return wire.EditObject(req.Body, func(obj []byte) []byte { return addSystemPart(obj, text) })
 	}
 	return nil, false
 }
@@ -41,7 +41,7 @@ func addSystemPart(obj []byte, text string) []byte {
 		}
 		key, si = "system_instruction", snake
 	}
-	part := providers.JSONText(`{"text":`, text, `}`)
+	part := wire.JSONText(`{"text":`, text, `}`)
 	var out []byte
 	var err error
 	switch {

@@ -52,7 +52,7 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 		a.scan(resp.Body)
 		if resp.Truncated {
 			// The tail starts mid-event: read it from its first frame on.
-			if i := providers.FrameStart(resp.Tail); i >= 0 {
+			if i := wire.FrameStart(resp.Tail); i >= 0 {
 				a.scan(resp.Tail[i:])
 			}
 		}
@@ -67,15 +67,15 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 	if a.chunks == 0 && !resp.Truncated && len(body) > 0 {
 		// Bytes, but no response in them: genai fails to decode this.
 		if resp.Stream {
-			return providers.NotJSON(len(body))
+			return wire.NotJSON(len(body))
 		}
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	res := a.result()
 	if resp.Stream && resp.EOF && !a.finished && res.Outcome.OK && a.class == classGenerate {
 		// A stream's last chunk carries the finish reason; without it the
 		// body ended early (there is no other end marker).
-		providers.Unfinished(&res, "the stream ended without a finish reason")
+		wire.Unfinished(&res, "the stream ended without a finish reason")
 	}
 	return res
 }
@@ -156,12 +156,12 @@ func blocked(reason string) bool {
 type assembler struct {
 	class    string
 	res      providers.Result
-	text     []byte                // the first candidate's text, thoughts left out
-	thoughts []byte                // the first candidate's thoughts: its reasoning
-	scratch  *[]byte               // the recorder's buffer for text, if it lends one
-	usage    providers.UsageReader // cumulative in a stream: the last counts
-	reason   string                // the first candidate's finish reason
-	block    string                // the prompt feedback's block reason
+	text     []byte           // the first candidate's text, thoughts left out
+	thoughts []byte           // the first candidate's thoughts: its reasoning
+	scratch  *[]byte          // the recorder's buffer for text, if it lends one
+	usage    wire.UsageReader // cumulative in a stream: the last counts
+	reason   string           // the first candidate's finish reason
+	block    string           // the prompt feedback's block reason
 	blockMsg string
 	finished bool
 	failed   bool
@@ -172,7 +172,7 @@ type assembler struct {
 // GenerateContentResponse; an error in the middle of the stream comes as
 // a bare JSON object, not an SSE field.
 func (a *assembler) scan(b []byte) {
-	providers.ScanSSE(b, func(ev providers.Event) bool {
+	wire.ScanSSE(b, func(ev wire.Event) bool {
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
 			data = bytes.TrimSpace(ev.Raw)
@@ -333,16 +333,16 @@ func (a *assembler) fail(errObj gjson.Result, raw []byte) {
 // content, so a long answer (an inline image) keeps them there. The last
 // occurrence of each key is the top level's, which ends the body.
 func (a *assembler) tail(b []byte) {
-	if v := providers.LastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
+	if v := wire.LastValue(b, `"usageMetadata"`); len(v) > 0 && v[0] == '{' {
 		a.usage.Read(wire.Parse(v))
 	}
-	if v := providers.LastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.LastValue(b, `"modelVersion"`); len(v) > 0 && v[0] == '"' {
 		a.res.Model = wire.Parse(v).String()
 	}
-	if v := providers.LastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.LastValue(b, `"responseId"`); len(v) > 0 && v[0] == '"' {
 		a.res.Outcome.ResponseID = wire.Parse(v).String()
 	}
-	if v := providers.LastValue(b, `"finishReason"`); len(v) > 0 {
+	if v := wire.LastValue(b, `"finishReason"`); len(v) > 0 {
 		if r := enumName(wire.Parse(v), finishReasons[:]); r != "" {
 			a.reason, a.finished = r, true
 		}

@@ -102,7 +102,7 @@ func fitElems(arr gjson.Result, limit int, truncated []string) (json.RawMessage,
 		last = v
 		return true
 	})
-	out, cut := providers.FitArray(elems, limit)
+	out, cut := wire.FitArray(elems, limit)
 	if cut {
 		truncated = append(truncated, "args")
 	}
@@ -126,7 +126,7 @@ func speakerOf(turn gjson.Result) string {
 	if role == "" && turn.Get("type").String() == "function_call_output" {
 		role = "tool"
 	}
-	return providers.SpeakerForRole(role)
+	return wire.SpeakerForRole(role)
 }
 
 // ParseResponse reads the status, a JSON error body, the model and the
@@ -158,7 +158,7 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 	ct := resp.ContentType
 	if len(body) > 0 && !resp.Truncated && resp.EOF && strings.Contains(strings.ToLower(ct), "json") {
 		// It says it is JSON and is not: no client can decode it.
-		return providers.Undecodable(body)
+		return wire.Undecodable(body)
 	}
 	res.Outcome = record.Success("http.response")
 	if strings.HasPrefix(ct, "text/") {
@@ -202,7 +202,7 @@ func topFields(root gjson.Result) fields {
 				f.id = v
 			}
 		case "usage", "usageMetadata":
-			var u providers.UsageReader // every provider's shape, one meaning
+			var u wire.UsageReader // every provider's shape, one meaning
 			u.Read(v)
 			f.usage, f.usageCut = u.Usage(), u.OutOfRange()
 		}
@@ -218,7 +218,7 @@ var usageMark = []byte(`sage`)
 func parseStream(resp *providers.Response) providers.Result {
 	res := providers.Result{Outcome: record.Success("stream")}
 	scan := func(b []byte) {
-		providers.ScanSSE(b, func(ev providers.Event) bool {
+		wire.ScanSSE(b, func(ev wire.Event) bool {
 			data := bytes.TrimSpace(ev.Data)
 			if string(data) == "[DONE]" {
 				res.Finished = true
@@ -247,7 +247,7 @@ func parseStream(resp *providers.Response) providers.Result {
 	}
 	scan(resp.Body)
 	if resp.Truncated {
-		if i := providers.FrameStart(resp.Tail); i >= 0 {
+		if i := wire.FrameStart(resp.Tail); i >= 0 {
 			scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}

@@ -25,9 +25,9 @@ func (Provider) AddGuidance(req *providers.Request, text string) ([]byte, bool) 
 	}
 	switch endpoint(req.URL.Path) {
 	case MethodChat:
-		return providers.EditObject(req.Body, func(obj []byte) []byte { return addSystemMessage(obj, text) })
+		return wire.EditObject(req.Body, func(obj []byte) []byte { return addSystemMessage(obj, text) })
 	case MethodGenerate:
-		return providers.EditObject(req.Body, func(obj []byte) []byte { return addSystem(obj, text) })
+		return wire.EditObject(req.Body, func(obj []byte) []byte { return addSystem(obj, text) })
 	}
 	return nil, false
 }
@@ -37,24 +37,24 @@ func addSystemMessage(obj []byte, text string) []byte {
 	if !msgs.IsArray() || msgs.Index <= 0 || msgs.Index >= len(obj) || obj[msgs.Index] != '[' {
 		return nil
 	}
-	turn := providers.JSONText(`{"role":"system","content":`, text, `}`)
+	turn := wire.JSONText(`{"role":"system","content":`, text, `}`)
 	if msgs.Get("#").Int() > 0 {
 		turn = append(turn, ',')
 	}
-	return providers.Splice(obj, msgs.Index+1, turn)
+	return wire.Splice(obj, msgs.Index+1, turn)
 }
 
 func addSystem(obj []byte, text string) []byte {
 	sys := wire.Parse(obj).Get("system")
 	switch {
 	case !sys.Exists():
-		out, err := sjson.SetRawBytes(obj, "system", providers.JSONText("", text, ""))
+		out, err := sjson.SetRawBytes(obj, "system", wire.JSONText("", text, ""))
 		if err != nil {
 			return nil
 		}
 		return out
 	case sys.Type == gjson.String:
-		return providers.AppendToString(obj, sys, "\n\n", text)
+		return wire.AppendToString(obj, sys, "\n\n", text)
 	}
 	return nil
 }

@@ -115,14 +115,14 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args = generateArgs(system, prompt, images)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
 	kw.Into(&call)
 	call.Speaker = record.SpeakerUser
 	if conversation && last.IsObject() {
-		if s := providers.SpeakerForRole(last.Get("role").String()); s != "" {
+		if s := wire.SpeakerForRole(last.Get("role").String()); s != "" {
 			call.Speaker = s
 		}
 	}

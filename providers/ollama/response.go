@@ -67,16 +67,16 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 	default:
 		if a.lines(resp.Body, true); a.objects == 0 {
 			if method == MethodEmbed || !resp.EOF {
-				return providers.Undecodable(body)
+				return wire.Undecodable(body)
 			}
-			return providers.NotJSON(len(resp.Body))
+			return wire.NotJSON(len(resp.Body))
 		}
 	}
 	res := a.result()
 	if resp.EOF && !res.Finished && res.Outcome.OK {
 		// Read to its end without "done": true: nothing told the caller it
 		// had the whole answer.
-		providers.Unfinished(&res, `the stream ended without "done": true`)
+		wire.Unfinished(&res, `the stream ended without "done": true`)
 	}
 	return res
 }
@@ -90,7 +90,7 @@ type answer struct {
 	reason   string // done_reason
 	text     strings.Builder
 	calls    []providers.ToolCall
-	usage    providers.UsageReader
+	usage    wire.UsageReader
 	objects  int
 	done     bool
 	failed   bool
@@ -184,7 +184,7 @@ func (a *answer) message(m gjson.Result) {
 func (a *answer) tail(b []byte) {
 	var obj []byte
 	for _, key := range [...]string{"prompt_eval_count", "eval_count"} {
-		if v := providers.LastValue(b, `"`+key+`"`); len(v) > 0 {
+		if v := wire.LastValue(b, `"`+key+`"`); len(v) > 0 {
 			if len(obj) == 0 {
 				obj = append(obj, '{')
 			} else {
@@ -198,10 +198,10 @@ func (a *answer) tail(b []byte) {
 	if len(obj) > 0 {
 		a.usage.Read(wire.Parse(append(obj, '}')))
 	}
-	if v := providers.LastValue(b, `"done_reason"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.LastValue(b, `"done_reason"`); len(v) > 0 && v[0] == '"' {
 		a.reason = wire.Parse(v).String()
 	}
-	if v := providers.LastValue(b, `"done"`); string(v) == "true" {
+	if v := wire.LastValue(b, `"done"`); string(v) == "true" {
 		a.done = true
 	}
 	if t := bytes.TrimSpace(b); a.class == ClassEmbeddings && len(t) > 0 && t[len(t)-1] == '}' {

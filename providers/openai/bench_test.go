@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/providers/openai"
 )
 
@@ -33,7 +33,7 @@ func BenchmarkParseResponse(b *testing.B) {
 func BenchmarkParseStream(b *testing.B) {
 	body := testdata(b, "openai_chat_stream_2025_obfuscation.sse")
 	events := 0
-	providers.ScanSSE(body, func(providers.Event) bool { events++; return true })
+	wire.ScanSSE(body, func(wire.Event) bool { events++; return true })
 	resp := streamResponse(body)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -24,9 +24,9 @@ func (Provider) AddGuidance(req *providers.Request, text string) ([]byte, bool) 
 	}
 	switch method, _ := endpoint(req.URL.Path); method {
 	case MethodChat:
-		return providers.EditObject(req.Body, func(obj []byte) []byte { return insertSystemMessage(obj, text) })
+		return wire.EditObject(req.Body, func(obj []byte) []byte { return insertSystemMessage(obj, text) })
 	case MethodResponses:
-		return providers.EditObject(req.Body, func(obj []byte) []byte { return addInstructions(obj, text) })
+		return wire.EditObject(req.Body, func(obj []byte) []byte { return addInstructions(obj, text) })
 	}
 	return nil, false
 }
@@ -39,12 +39,12 @@ func insertSystemMessage(obj []byte, text string) []byte {
 	if !msgs.IsArray() || msgs.Index <= 0 {
 		return nil
 	}
-	msg := providers.JSONText(`{"role":"system","content":`, text, `}`)
+	msg := wire.JSONText(`{"role":"system","content":`, text, `}`)
 	at := msgs.Index + 1 // just after '['
 	if first := bytes.TrimLeft(obj[at:msgs.Index+len(msgs.Raw)], " \t\r\n"); first[0] != ']' {
 		msg = append(msg, ',')
 	}
-	return providers.Splice(obj, at, msg)
+	return wire.Splice(obj, at, msg)
 }
 
 // addInstructions sets a Responses API call's instructions, or appends the
@@ -53,13 +53,13 @@ func addInstructions(obj []byte, text string) []byte {
 	in := wire.Parse(obj).Get("instructions")
 	switch {
 	case !in.Exists():
-		out, err := sjson.SetRawBytes(obj, "instructions", providers.JSONText("", text, ""))
+		out, err := sjson.SetRawBytes(obj, "instructions", wire.JSONText("", text, ""))
 		if err != nil {
 			return nil
 		}
 		return out
 	case in.Type == gjson.String:
-		return providers.AppendToString(obj, in, "\n\n", text)
+		return wire.AppendToString(obj, in, "\n\n", text)
 	}
 	return nil // null or not a string: not ours to rewrite
 }

@@ -90,6 +90,9 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		last         []byte
 		instructions []byte
 		kw           kwargs
+		// The kwargs are built on the stack, and copied out once whole.
+		kwArr [256]byte
+		kwBuf = kwArr[:0]
 	)
 	// One pass validates the body and reads its members; a body that is not
 	// valid JSON keeps no args and no kwargs.
@@ -124,7 +127,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		case "stream":
 			call.Stream = string(v) == "true"
 		}
-		kw.add(k, v)
+		kwBuf = kw.add(kwBuf, k, v)
 		return true
 	})
 	if !ok {
@@ -137,11 +140,11 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		args = append([][]byte{append(marked, '}')}, args...)
 	}
 	var cut bool
-	call.Args, cut = providers.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
-	call.Kwargs = kw.json()
+	call.Kwargs = kw.json(kwBuf)
 	if kw.model {
 		call.Model = kw.modelName()
 	}
@@ -174,7 +177,7 @@ func elements(out [][]byte, v []byte) ([][]byte, []byte) {
 // elide returns raw with base64 data replaced by a marker: raw itself, a
 // view into the body, when there is none.
 func elide(raw []byte) []byte {
-	out, _ := providers.ElideBase64(raw)
+	out, _ := wire.ElideBase64(raw)
 	return out
 }
 
@@ -193,7 +196,7 @@ func speaker(method string, last gjson.Result) string {
 			return record.SpeakerAgent
 		}
 	}
-	if s := providers.SpeakerForRole(role); s != "" {
+	if s := wire.SpeakerForRole(role); s != "" {
 		return s
 	}
 	return record.SpeakerUser
@@ -201,7 +204,7 @@ func speaker(method string, last gjson.Result) string {
 
 // kwargs gathers the parameters a request set, in the order it set them.
 type kwargs struct {
-	buf []byte
+	buf []byte // the object, once json made it
 	// model is set when the request named a model (a JSON string);
 	// modelAt and modelEnd bound its raw value in buf, which the call's
 	// Model is read from.
@@ -236,11 +239,13 @@ var skipParams = map[string]bool{
 	"prediction": true, // a whole predicted output
 }
 
-func (k *kwargs) add(key, rawValue []byte) {
+// add appends a parameter to the object in buf (its members so far,
+// opened, not closed) and returns it.
+func (k *kwargs) add(buf, key, rawValue []byte) []byte {
 	takeModel := k.takeModel
 	k.takeModel = false
 	if skipParams[string(key)] {
-		return
+		return buf
 	}
 	name := string(key) // no allocation: the switch below compares it
 	quoted := ""        // the key as written, or a name of ours
@@ -258,33 +263,34 @@ func (k *kwargs) add(key, rawValue []byte) {
 	default:
 		switch {
 		case v.Type == gjson.String && len(v.Raw) > 256:
-			return // prose, not a parameter
+			return buf // prose, not a parameter
 		case v.IsObject() || v.IsArray():
 			if len(v.Raw) > 1024 {
-				return
+				return buf
 			}
 		}
 		raw = v.Raw
 	}
 	if raw == "" {
-		return
+		return buf
 	}
-	if len(k.buf) == 0 {
-		k.buf = append(make([]byte, 0, 256), '{') // once, not growing from 8
+	if len(buf) == 0 {
+		buf = append(buf, '{')
 	} else {
-		k.buf = append(k.buf, ',')
+		buf = append(buf, ',')
 	}
 	if quoted != "" {
-		k.buf = append(k.buf, quoted...)
+		buf = append(buf, quoted...)
 	} else {
-		k.buf = appendKey(k.buf, key)
+		buf = appendKey(buf, key)
 	}
-	k.buf = append(k.buf, ':')
-	at := len(k.buf)
-	k.buf = append(k.buf, raw...)
+	buf = append(buf, ':')
+	at := len(buf)
+	buf = append(buf, raw...)
 	if takeModel {
-		k.modelAt, k.modelEnd = at, len(k.buf)
+		k.modelAt, k.modelEnd = at, len(buf)
 	}
+	return buf
 }
 
 // appendKey appends key as a JSON string: quoted as is when it needs no
@@ -292,7 +298,7 @@ func (k *kwargs) add(key, rawValue []byte) {
 func appendKey(dst, key []byte) []byte {
 	for _, c := range key {
 		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return append(dst, providers.JSONText("", string(key), "")...)
+			return append(dst, wire.JSONText("", string(key), "")...)
 		}
 	}
 	dst = append(dst, '"')
@@ -300,11 +306,19 @@ func appendKey(dst, key []byte) []byte {
 	return append(dst, '"')
 }
 
-func (k *kwargs) json() json.RawMessage {
-	if len(k.buf) == 0 {
+// json returns the kwargs object built in buf in a slice of its own,
+// exactly as long as it is: a record keeps it, in the history for a
+// thousand calls, while buf (on the stack) had room for any request's.
+// The model name is read from it afterwards.
+func (k *kwargs) json(buf []byte) json.RawMessage {
+	if len(buf) == 0 {
 		return json.RawMessage("{}")
 	}
-	return append(k.buf, '}')
+	out := make([]byte, len(buf)+1)
+	copy(out, buf)
+	out[len(buf)] = '}'
+	k.buf = out[:len(buf)]
+	return out
 }
 
 // toolNames lists tools by name (functions) or type (built-in tools), as

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -566,7 +567,7 @@ func TestReasoningTierAndFingerprint(t *testing.T) {
 	// What the stream's four reasoning_summary_text.done events say, a
 	// blank line apart: the deltas put together.
 	var want []string
-	providers.ScanSSE(testdata(t, "responses_stream_reasoning_summary.sse"), func(ev providers.Event) bool {
+	wire.ScanSSE(testdata(t, "responses_stream_reasoning_summary.sse"), func(ev wire.Event) bool {
 		if ev.Name == "response.reasoning_summary_text.done" {
 			var done struct{ Text string }
 			require.NoError(t, json.Unmarshal(ev.Data, &done))

@@ -75,7 +75,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 	if !valid {
 		if expectsJSON(call.MethodName) {
 			// No SDK can use it: go-openai and openai-go fail to decode.
-			return providers.Undecodable(body)
+			return wire.Undecodable(body)
 		}
 		return providers.Result{Outcome: record.Success(valueClass(call.MethodName))}
 	}
@@ -121,19 +121,19 @@ func truncated(call *providers.Call, resp *providers.Response) providers.Result 
 		return res // the detail is lost; the call worked
 	}
 	head := resp.Body[:min(len(resp.Body), 512)]
-	if v := providers.FirstValue(head, `"id"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.FirstValue(head, `"id"`); len(v) > 0 && v[0] == '"' {
 		res.Outcome.ResponseID = wire.Parse(v).String()
 	}
-	if v := providers.FirstValue(head, `"model"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.FirstValue(head, `"model"`); len(v) > 0 && v[0] == '"' {
 		res.Model = wire.Parse(v).String()
 	}
-	if v := providers.LastValue(resp.Tail, `"finish_reason"`); len(v) > 0 && v[0] == '"' {
+	if v := wire.LastValue(resp.Tail, `"finish_reason"`); len(v) > 0 && v[0] == '"' {
 		var c choiceSet
 		c.reason = wire.Parse(v).String()
 		c.finish(&res)
 		res.Finished = true
 	}
-	if v := providers.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
+	if v := wire.LastValue(resp.Tail, `"usage"`); len(v) > 0 && v[0] == '{' {
 		readUsage(&res, wire.Parse(v))
 	}
 	return res
@@ -178,7 +178,7 @@ func valueClass(method string) string {
 // meaning of record.Usage, into res. null (every stream chunk's but the
 // last) and an object without counts leave res as it was.
 func readUsage(res *providers.Result, u gjson.Result) {
-	var r providers.UsageReader
+	var r wire.UsageReader
 	if r.Read(u); r.Usage() != nil || r.OutOfRange() {
 		r.Into(res)
 	}

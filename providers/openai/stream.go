@@ -20,6 +20,11 @@ type stream struct {
 	events  int  // JSON events read
 	failed  bool
 	cut     bool // the last event's data was not whole JSON: the body ended inside it
+	// chunk is the last plain text chunk read in full; content is the
+	// index of its content hole (see chunkTemplate)
+	chunk     chunkTemplate
+	content   int
+	useChunks bool
 }
 
 // parseStream reads chat completion chunks (ended by "data: [DONE]"; usage
@@ -29,12 +34,18 @@ type stream struct {
 // response.completed). A cut stream is read from its head and, after the
 // first whole event, its tail.
 func parseStream(call *providers.Call, resp *providers.Response) providers.Result {
-	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}}
+	return parseStreamWith(call, resp, true)
+}
+
+// parseStreamWith is parseStream; with chunks false every event is walked
+// in full, as the chunk templates' tests compare.
+func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool) providers.Result {
+	s := &stream{res: providers.Result{Outcome: record.Success(valueClass(call.MethodName))}, useChunks: chunks}
 	s.choices.scratch = resp.Scratch
 	s.choices.lend()
 	s.scan(resp.Body)
 	if resp.Truncated {
-		if i := providers.FrameStart(resp.Tail); i >= 0 {
+		if i := wire.FrameStart(resp.Tail); i >= 0 {
 			s.scan(resp.Tail[i:]) // the tail starts mid-event
 		}
 	}
@@ -42,7 +53,7 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	case s.failed:
 	case s.events == 0 && !s.res.Finished && !resp.Truncated && len(bytes.TrimSpace(resp.Body)) > 0:
 		// Bytes, but not one event: nothing a client could read.
-		return providers.NotJSON(len(resp.Body))
+		return wire.NotJSON(len(resp.Body))
 	case s.chunks:
 		s.choices.finish(&s.res)
 	default:
@@ -51,19 +62,24 @@ func parseStream(call *providers.Call, resp *providers.Response) providers.Resul
 	// Read to its end without [DONE] (or response.completed): whole only if
 	// a finish reason came and the last event is not cut off.
 	if resp.EOF && !s.failed && !s.res.Finished && s.res.Outcome.OK && (s.choices.reason == "" || s.cut) {
-		providers.Unfinished(&s.res, "the stream ended without [DONE] or a finish reason")
+		wire.Unfinished(&s.res, "the stream ended without [DONE] or a finish reason")
 	}
 	return s.res
 }
 
 func (s *stream) scan(b []byte) {
-	providers.ScanSSE(b, func(ev providers.Event) bool {
+	wire.ScanSSE(b, func(ev wire.Event) bool {
 		data := bytes.TrimSpace(ev.Data)
 		if string(data) == "[DONE]" {
 			s.res.Finished = true
 			return true
 		}
 		if len(data) == 0 {
+			return true
+		}
+		if s.useChunks && s.chunk.match(&s.choices, data, s.content) {
+			s.cut = false
+			s.events++
 			return true
 		}
 		// One pass reads the event's fields and validates it: a cut or
@@ -74,6 +90,9 @@ func (s *stream) scan(b []byte) {
 		}
 		s.events++
 		s.event(&f, data)
+		if !s.failed {
+			s.content = s.chunk.learn(&f, data)
+		}
 		return !s.failed
 	})
 }
@@ -82,6 +101,7 @@ func (s *stream) scan(b []byte) {
 type eventFields struct {
 	typ, object, id, model, choices, usage, errObj, delta, response, item, outIdx []byte
 	tier, fingerprint                                                             []byte
+	obfuscation                                                                   []byte // OpenAI's random padding
 }
 
 func (f *eventFields) take(k, v []byte) bool {
@@ -112,6 +132,8 @@ func (f *eventFields) take(k, v []byte) bool {
 		f.tier = v
 	case "system_fingerprint":
 		f.fingerprint = v
+	case "obfuscation":
+		f.obfuscation = v
 	}
 	return true
 }

@@ -1,4 +1,14 @@
-// Package wire holds the gjson helpers the built-in providers share.
+// Package wire holds what the built-in providers share, so that each
+// fact is written once: a scanner for server-sent events ([ScanSSE],
+// [FrameStart]), the speaker rule ([SpeakerForRole]), the one reading of
+// token usage in every provider's shape ([UsageReader]), what a body that
+// is not whole means ([Undecodable], [NotJSON], [Unfinished],
+// [LastValue], [FirstValue]), the args a call keeps ([FitArray],
+// [FitArrayInto], [ElideBase64]), the edit helpers of request bodies
+// ([EditObject], [JSONText], [Splice], [AppendToString]), the kwargs
+// builder ([Params]), and the gjson helpers below. It is internal: a
+// provider of your own implements [providers.Provider] with the shapes of
+// package providers, and may copy what it needs from here.
 //
 // Parse views a captured body as a string without copying it: a body is
 // parsed on every call, and gjson.ParseBytes would copy it whole. The
@@ -95,16 +105,16 @@ func Members(b []byte, fn func(key, v []byte) bool) bool {
 }
 
 // Elide returns raw, a view into a body, with its inline base64 data (an
-// image, a document) replaced by a marker (providers.ElideBase64): raw
+// image, a document) replaced by a marker (ElideBase64): raw
 // itself, not a copy, when there is none.
 func Elide(raw string) []byte {
-	out, _ := providers.ElideBase64(View(raw))
+	out, _ := ElideBase64(View(raw))
 	return out
 }
 
 // ElidedElements returns the elements of an array, each elided (Elide),
 // and the last one: the turns of a request, as views into its body, which
-// providers.FitArrayInto copies. A value that is not an array is one
+// FitArrayInto copies. A value that is not an array is one
 // element.
 func ElidedElements(v gjson.Result) (elems [][]byte, last gjson.Result) {
 	if !v.IsArray() {

@@ -1,4 +1,4 @@
-package middleware
+package redact
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ var redactSeeds = []string{
 
 // redactSpec is redaction as specified, slowly: a byte is secret when a
 // secret that any pattern finds at any position covers it, and each run
-// of secret bytes becomes one Redacted. redactBytes must agree with it:
+// of secret bytes becomes one Redacted. SecretBytes must agree with it:
 // the search that skips from anchor to anchor, and the merging of what
 // the patterns found, are what it checks.
 func redactSpec(b []byte) []byte {
@@ -59,45 +59,45 @@ func redactSpec(b []byte) []byte {
 	return out
 }
 
-func TestRedactBytesMatchesItsSpec(t *testing.T) {
+func TestSecretBytesMatchesItsSpec(t *testing.T) {
 	for _, in := range redactSeeds {
-		if got, want := redactBytes([]byte(in)), redactSpec([]byte(in)); !bytes.Equal(got, want) {
-			t.Errorf("redactBytes(%q) = %q, want %q", in, got, want)
+		if got, want := SecretBytes([]byte(in)), redactSpec([]byte(in)); !bytes.Equal(got, want) {
+			t.Errorf("SecretBytes(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
-// FuzzRedact holds redaction to its spec on any input, and checks that it
+// FuzzSecrets holds redaction to its spec on any input, and checks that it
 // never changes its input and that a second pass changes nothing.
-func FuzzRedact(f *testing.F) {
+func FuzzSecrets(f *testing.F) {
 	for _, s := range redactSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		b := []byte(in)
-		out := redactBytes(b)
+		out := SecretBytes(b)
 		if string(b) != in {
-			t.Fatalf("redactBytes changed its input: %q", b)
+			t.Fatalf("SecretBytes changed its input: %q", b)
 		}
 		if want := redactSpec([]byte(in)); !bytes.Equal(out, want) {
-			t.Fatalf("redactBytes(%q) = %q, want %q", in, out, want)
+			t.Fatalf("SecretBytes(%q) = %q, want %q", in, out, want)
 		}
 		if !strings.Contains(string(out), Redacted) && string(out) != in {
-			t.Fatalf("redactBytes(%q) = %q: changed without a secret", in, out)
+			t.Fatalf("SecretBytes(%q) = %q: changed without a secret", in, out)
 		}
-		if again := redactBytes(out); !bytes.Equal(again, out) {
+		if again := SecretBytes(out); !bytes.Equal(again, out) {
 			t.Fatalf("a second pass changed %q to %q", out, again)
 		}
 	})
 }
 
-// TestRedactLooksAtEachByteOnce holds each pattern's search to linear work
+// TestSecretsLookAtEachByteOnce holds each pattern's search to linear work
 // on bodies crowded with its prefix: the prefix after a letter (not a key,
 // or not a URL parameter), after a separator (a secret, or too short to
 // be one), and back to back. It counts the bytes each token scan looks at:
 // a scan from every candidate to the end of the body would look at each
 // byte thousands of times.
-func TestRedactLooksAtEachByteOnce(t *testing.T) {
+func TestSecretsLookAtEachByteOnce(t *testing.T) {
 	for _, p := range secretPatterns {
 		for _, unit := range []string{"x" + p.prefix, "-" + p.prefix, "?" + p.prefix, p.prefix, p.prefix + "abcdefgh "} {
 			body := []byte(strings.Repeat(unit, 4096))

@@ -1,4 +1,4 @@
-package middleware
+package redact
 
 import (
 	"fmt"
@@ -8,26 +8,26 @@ import (
 
 var proseBody = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000] + `"}]}`)
 
-// BenchmarkRedactClean is the cost of looking for secrets in a body
+// BenchmarkSecretsClean is the cost of looking for secrets in a body
 // that has none, which is nearly every body.
-func BenchmarkRedactClean(b *testing.B) {
+func BenchmarkSecretsClean(b *testing.B) {
 	b.SetBytes(int64(len(proseBody)))
 	b.ReportAllocs()
 	for b.Loop() {
-		redactBytes(proseBody)
+		SecretBytes(proseBody)
 	}
 }
 
-// BenchmarkRedactCrowded is redaction of bodies crowded with prefixes that
+// BenchmarkSecretsCrowded is redaction of bodies crowded with prefixes that
 // are not secrets ("xsk-": a key must not follow a letter), at two sizes:
 // the time per byte must not grow with the body.
-func BenchmarkRedactCrowded(b *testing.B) {
+func BenchmarkSecretsCrowded(b *testing.B) {
 	for _, size := range []int{16 << 10, 64 << 10} {
 		body := []byte(strings.Repeat("xsk-", size/4))
 		b.Run(fmt.Sprintf("size=%dKiB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				redactBytes(body)
+				SecretBytes(body)
 			}
 		})
 	}

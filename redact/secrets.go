@@ -1,4 +1,4 @@
-package middleware
+package redact
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Redacted replaces every secret the recorder removes.
+// Redacted replaces every credential [Secrets] removes.
 const Redacted = "[REDACTED]"
 
 // IsCredentialHeader reports whether a header carries a credential
@@ -19,13 +19,8 @@ const Redacted = "[REDACTED]"
 func IsCredentialHeader(name string) bool { return secretHeaders[http.CanonicalHeaderKey(name)] }
 
 // IsSecretParam reports whether a URL query parameter carries a credential
-// (key=, api_key=, access_token=, ...): the recorder removes it from URLs.
+// (key=, api_key=, access_token=, ...): [SafeURL] removes it.
 func IsSecretParam(name string) bool { return slices.Contains(secretParams, name) }
-
-// SafeURL returns a copy of u as the recorder records it: without user
-// info and secret query parameters, and with key-shaped strings in its
-// path redacted. A nil u gives nil.
-func SafeURL(u *url.URL) *url.URL { return safeURL(u, nil) }
 
 // hasSecretParam reports whether a raw query may hold a secret parameter:
 // a quick look before the query is parsed.
@@ -42,9 +37,9 @@ func hasSecretParam(rawQuery string) bool {
 }
 
 // MinCredentialLength is the shortest credential whose literal value is
-// looked for wherever it may be echoed: a shorter one (a test's dummy
-// "k") would be found in ordinary text.
-const MinCredentialLength = minCredential
+// looked for wherever it may be echoed ([CredentialValues]): a shorter one
+// (a test's dummy "k") would be found in ordinary text.
+const MinCredentialLength = 8
 
 // secretHeaders are never passed to providers, so never recorded.
 var secretHeaders = map[string]bool{
@@ -66,9 +61,9 @@ var secretHeaders = map[string]bool{
 var secretParams = []string{"key", "api_key", "api-key", "apikey", "access_token", "token",
 	"X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token"}
 
-// safeHeader returns h without credential headers. Values are shared, not
-// copied: nobody modifies them.
-func safeHeader(h http.Header) http.Header {
+// SafeHeader returns h without credential headers. Values are shared, not
+// copied: nobody may modify them.
+func SafeHeader(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
 		if !secretHeaders[http.CanonicalHeaderKey(k)] {
@@ -78,15 +73,17 @@ func safeHeader(h http.Header) http.Header {
 	return out
 }
 
-// safeURL returns a copy of u without user info and secret query
-// parameters, and with key-shaped strings and the call's own credentials
-// (secrets) redacted from its path: a provider names an unknown endpoint
-// after its path, and some gateways put keys there.
-func safeURL(u *url.URL, secrets []string) *url.URL {
+// SafeURL returns u as it may be recorded: without user info and secret
+// query parameters, and with key-shaped strings and the literal values of
+// the call's own credentials ([CredentialValues]) redacted from its path
+// (a provider names an unknown endpoint after its path, and some gateways
+// put keys there). It returns u itself when there is nothing to take out,
+// else a copy; a nil u gives nil.
+func SafeURL(u *url.URL, credentials ...string) *url.URL {
 	if u == nil {
 		return nil
 	}
-	p := redactLiterals(Redact(u.Path), secrets)
+	p := Literals(Secrets(u.Path), credentials)
 	if u.User == nil && p == u.Path && !hasSecretParam(u.RawQuery) {
 		return u // nothing to take out: no copy (the usual case)
 	}
@@ -148,33 +145,30 @@ var secretPatterns = []secretPattern{
 	{prefix: "api_key=", anchor: 7, keep: 8, min: 1, query: true, alphabet: paramChar}, //
 }
 
-// Redact replaces secrets in s with [Redacted]: OpenAI and Anthropic keys
-// (sk-...), Google API keys (AIza...) and OAuth tokens (ya29....), bearer
-// tokens, and key= query parameters. The recorder applies it to request
-// and response bodies before parsing, and to error messages and log lines;
-// use it for your own logs too.
-func Redact(s string) string {
+// Secrets replaces key-shaped strings in s with [Redacted]: OpenAI and
+// Anthropic keys (sk-...), Google API keys (AIza...) and OAuth tokens
+// (ya29....), bearer tokens, and key= query parameters. The recorder
+// applies it to request and response bodies before parsing, and to error
+// messages and log lines; use it for your own logs too.
+func Secrets(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	return string(redactBytes([]byte(s)))
+	return string(SecretBytes([]byte(s)))
 }
 
-// minCredential is the shortest credential whose literal value is redacted
-// wherever it appears: shorter values would redact ordinary words.
-const minCredential = 8
-
-// credentials returns the literal values of the credentials a request
-// carries: the secret headers (the token of an Authorization header
-// without its scheme) and the secret query parameters. The recorder
-// redacts them wherever they appear in what it records, whatever their
-// shape: a gateway may echo an Azure key (32 hex digits, not key-shaped)
-// in an error body.
-func credentials(h http.Header, u *url.URL) []string {
+// CredentialValues returns the literal values of the credentials a
+// request carries: the secret headers (the token of an Authorization
+// header without its scheme, the access key ID and signature of an AWS
+// SigV4 one) and the secret query parameters, each at least
+// [MinCredentialLength] long. The recorder redacts them wherever they
+// appear in what it records ([Literals]), whatever their shape: a gateway
+// may echo an Azure key (32 hex digits, not key-shaped) in an error body.
+func CredentialValues(h http.Header, u *url.URL) []string {
 	var out []string
 	add := func(v string) {
 		v = strings.TrimSpace(v)
-		if len(v) >= minCredential && !slices.Contains(out, v) {
+		if len(v) >= MinCredentialLength && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
@@ -250,9 +244,10 @@ func accessKeyID(credential string) string {
 	return id
 }
 
-// redactLiterals replaces every occurrence of the secrets in s.
-func redactLiterals(s string, secrets []string) string {
-	for _, v := range secrets {
+// Literals replaces every occurrence of each of values in s with
+// [Redacted].
+func Literals(s string, values []string) string {
+	for _, v := range values {
 		if strings.Contains(s, v) {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
@@ -260,10 +255,10 @@ func redactLiterals(s string, secrets []string) string {
 	return s
 }
 
-// redactLiteralBytes is redactLiterals for bytes: b itself when it holds
-// none, else a new slice, so the caller's bytes are never changed.
-func redactLiteralBytes(b []byte, secrets []string) []byte {
-	for _, v := range secrets {
+// LiteralBytes is [Literals] for bytes: b itself when it holds none, else
+// a new slice, so the caller's bytes are never changed.
+func LiteralBytes(b []byte, values []string) []byte {
+	for _, v := range values {
 		if bytes.Contains(b, []byte(v)) {
 			b = bytes.ReplaceAll(b, []byte(v), []byte(Redacted))
 		}
@@ -281,15 +276,15 @@ func mayHoldSecret(s string) bool {
 	return false
 }
 
-// redactBytes returns b with secrets replaced. When there are none it
-// returns b itself; otherwise a new slice, so the caller's bytes (a body
-// about to be sent) are never changed.
+// SecretBytes is [Secrets] for bytes. When b holds no secret it returns b
+// itself; otherwise a new slice, so the caller's bytes (a body about to
+// be sent) are never changed.
 //
 // Every pattern looks at b as it came, and what they find is replaced in
 // one go: a pattern run over another's output would miss a secret whose
 // prefix the other replaced ("Bearer abcdefghbearer secret12345", where
 // the first token swallows the second prefix).
-func redactBytes(b []byte) []byte {
+func SecretBytes(b []byte) []byte {
 	var found [4]span // the common case, a clean body, allocates nothing
 	secrets := found[:0]
 	for _, p := range secretPatterns {
@@ -350,7 +345,7 @@ func findSecrets(b []byte, p secretPattern, out []span) []span {
 // The byte before the prefix is looked at before the token is scanned:
 // in a body crowded with prefixes that are not secrets ("xsk-xsk-…"),
 // scanning first would walk the rest of the body from each of them, and
-// a 1 MiB body would take minutes (BenchmarkRedactCrowded).
+// a 1 MiB body would take minutes (BenchmarkSecretsCrowded).
 func (p secretPattern) secretAt(b []byte, start int) (end int, ok bool) {
 	switch {
 	case p.boundary && start > 0 && keyChar(b[start-1]) && b[start-1] != '-' && b[start-1] != '_':

@@ -1,4 +1,4 @@
-package providers_test
+package wire
 
 import (
 	"encoding/json"
@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmhistory/llmhistory/providers"
 )
 
 func TestElideBase64(t *testing.T) {
@@ -29,7 +27,7 @@ func TestElideBase64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, elided := providers.ElideBase64([]byte(tt.in))
+			got, elided := ElideBase64([]byte(tt.in))
 			assert.Equal(t, tt.elided, elided)
 			if !tt.elided {
 				assert.Equal(t, tt.in, string(got))
@@ -45,7 +43,7 @@ func FuzzElideBase64(f *testing.F) {
 	f.Add([]byte(`["data:image/png;base64,` + strings.Repeat("A", 600) + `"]`))
 	f.Add([]byte(`{"a":"` + strings.Repeat(`\/`, 400) + `"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, elided := providers.ElideBase64(b)
+		got, elided := ElideBase64(b)
 		if !elided {
 			require.Equal(t, b, got)
 			return

@@ -1,4 +1,4 @@
-package providers
+package wire
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -123,7 +124,7 @@ func (u *UsageReader) OutOfRange() bool { return u.bad != 0 }
 
 // Into sets res.Usage to the counts read, and names "usage" in
 // res.Truncated when a count was out of range.
-func (u *UsageReader) Into(res *Result) {
+func (u *UsageReader) Into(res *providers.Result) {
 	res.Usage = u.Usage()
 	if u.OutOfRange() {
 		res.Cut("usage")

@@ -1,4 +1,4 @@
-package providers
+package wire
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package providers_test
+package wire
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ import (
 func usageOf(t *testing.T, file string) *record.Usage {
 	t.Helper()
 	b := payload(t, file)
-	var r providers.UsageReader
+	var r UsageReader
 	read := func(doc gjson.Result) {
 		for _, path := range []string{"usage", "usageMetadata", "message.usage", "response.usage"} {
 			r.Read(doc.Get(path))
@@ -25,7 +25,7 @@ func usageOf(t *testing.T, file string) *record.Usage {
 	if gjson.ValidBytes(b) {
 		read(gjson.ParseBytes(b))
 	} else {
-		providers.ScanSSE(b, func(ev providers.Event) bool {
+		ScanSSE(b, func(ev Event) bool {
 			read(gjson.ParseBytes(ev.Data))
 			return true
 		})
@@ -81,7 +81,7 @@ func TestUsageOneMeaning(t *testing.T) {
 }
 
 func TestUsageReaderEdges(t *testing.T) {
-	var r providers.UsageReader
+	var r UsageReader
 	assert.Nil(t, r.Usage(), "nothing read")
 	r.Read(gjson.Parse(`null`))
 	r.Read(gjson.Parse(`{"input_tokens":null}`))
@@ -91,22 +91,22 @@ func TestUsageReaderEdges(t *testing.T) {
 	r.Read(gjson.Parse(`{"output_tokens":40}`)) // a message_delta carrying only the output
 	assert.Equal(t, &record.Usage{InputTokens: 15, OutputTokens: 40, TotalTokens: 55, CachedTokens: 5}, r.Usage(), "fields absent later keep their value")
 
-	var b providers.UsageReader
+	var b UsageReader
 	b.Read(gjson.Parse(`{"inputTokens":3,"outputTokens":5,"cacheWriteInputTokens":100,"cacheDetails":[{"inputTokens":40,"ttl":"5m"},{"inputTokens":60,"ttl":"1h"}]}`))
 	assert.Equal(t, &record.Usage{InputTokens: 103, OutputTokens: 5, TotalTokens: 108, CacheWriteTokens: 100, CacheWrite1hTokens: 60}, b.Usage(),
 		"Bedrock's cacheDetails: the writes with a ttl of 1h")
 
-	var l providers.UsageReader
+	var l UsageReader
 	l.Read(gjson.Parse(`{"generation":"Hi","prompt_token_count":12,"generation_token_count":1,"stop_reason":null}`))
 	l.Read(gjson.Parse(`{"generation":"!","prompt_token_count":null,"generation_token_count":2,"amazon-bedrock-invocationMetrics":{}}`))
 	l.Read(gjson.Parse(`{"inputTokenCount":12,"outputTokenCount":2,"invocationLatency":311,"firstByteLatency":98}`))
 	assert.Equal(t, &record.Usage{InputTokens: 12, OutputTokens: 2, TotalTokens: 14}, l.Usage(), "Llama on Bedrock, and a stream's invocation metrics")
 
-	var ol providers.UsageReader
+	var ol UsageReader
 	ol.Read(gjson.Parse(`{"done":true,"done_reason":"stop","total_duration":5191566416,"prompt_eval_count":26,"prompt_eval_duration":383809000,"eval_count":298,"eval_duration":4799921000}`))
 	assert.Equal(t, &record.Usage{InputTokens: 26, OutputTokens: 298, TotalTokens: 324}, ol.Usage(), "Ollama: the durations are no counts")
 
-	var o providers.UsageReader
+	var o UsageReader
 	o.Read(gjson.Parse(`{"prompt_tokens":100,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":20}}`))
 	assert.Equal(t, &record.Usage{InputTokens: 100, OutputTokens: 30, TotalTokens: 130, CachedTokens: 64, ReasoningTokens: 20}, o.Usage(),
 		"OpenAI's details are parts of its counts, not added to them")
@@ -128,7 +128,7 @@ func TestUsageOutOfRange(t *testing.T) {
 		`{"prompt_eval_count":1.5,"eval_count":1}`,
 	}
 	for _, u := range bad {
-		var r providers.UsageReader
+		var r UsageReader
 		r.Read(gjson.Parse(u))
 		assert.Nil(t, r.Usage(), u)
 		assert.True(t, r.OutOfRange(), u)
@@ -143,13 +143,13 @@ func TestUsageOutOfRange(t *testing.T) {
 		`{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":3}`: {InputTokens: 7, OutputTokens: 5, TotalTokens: 12, ReasoningTokens: 3},
 	}
 	for u, want := range good {
-		var r providers.UsageReader
+		var r UsageReader
 		r.Read(gjson.Parse(u))
 		assert.Equal(t, &want, r.Usage(), u)
 		assert.False(t, r.OutOfRange())
 	}
 	// A stream's later, sound count replaces the bad one it repeats.
-	var r providers.UsageReader
+	var r UsageReader
 	r.Read(gjson.Parse(`{"input_tokens":-1,"output_tokens":1}`))
 	r.Read(gjson.Parse(`{"input_tokens":4,"output_tokens":2}`))
 	assert.Equal(t, &record.Usage{InputTokens: 4, OutputTokens: 2, TotalTokens: 6}, r.Usage())
@@ -164,14 +164,14 @@ func FuzzUsageReader(f *testing.F) {
 	f.Add(`{"inputTokens":3,"outputTokens":5,"cacheReadInputTokens":7,"cacheWriteInputTokenCount":100,"cacheDetails":[{"inputTokens":1099511627776,"ttl":"1h"},{"inputTokens":1,"ttl":"1h"}]}`)
 	f.Add(`{"prompt_eval_count":26,"eval_count":298,"inputTextTokenCount":1}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		var r providers.UsageReader
+		var r UsageReader
 		r.Read(gjson.Parse(s))
 		u := r.Usage()
 		if u == nil {
 			return
 		}
 		for _, n := range []int{u.InputTokens, u.OutputTokens, u.CachedTokens, u.CacheWriteTokens, u.CacheWrite1hTokens, u.ReasoningTokens} {
-			if n < 0 || n > 4*providers.MaxTokenCount {
+			if n < 0 || n > 4*MaxTokenCount {
 				t.Fatalf("count %d out of range in %+v from %s", n, u, s)
 			}
 		}

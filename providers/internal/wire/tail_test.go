@@ -1,11 +1,9 @@
-package providers_test
+package wire
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/llmhistory/llmhistory/providers"
 )
 
 func TestFirstAndLastValue(t *testing.T) {
@@ -18,9 +16,9 @@ func TestFirstAndLastValue(t *testing.T) {
 		{`"id"`, `"call_1"`, `7`},
 		{`"absent"`, ``, ``},
 	} {
-		assert.Equal(t, tt.first, string(providers.FirstValue(tail, tt.key)), "first %s", tt.key)
-		assert.Equal(t, tt.last, string(providers.LastValue(tail, tt.key)), "last %s", tt.key)
+		assert.Equal(t, tt.first, string(FirstValue(tail, tt.key)), "first %s", tt.key)
+		assert.Equal(t, tt.last, string(LastValue(tail, tt.key)), "last %s", tt.key)
 	}
-	assert.Nil(t, providers.LastValue([]byte(`"usage":{"prompt_tokens":3`), `"usage"`), "a value cut off is not whole")
-	assert.Nil(t, providers.LastValue([]byte(`"usage" "x"`), `"usage"`), "not a key")
+	assert.Nil(t, LastValue([]byte(`"usage":{"prompt_tokens":3`), `"usage"`), "a value cut off is not whole")
+	assert.Nil(t, LastValue([]byte(`"usage" "x"`), `"usage"`), "not a key")
 }

@@ -1,4 +1,4 @@
-package providers_test
+package wire
 
 import (
 	"fmt"
@@ -8,15 +8,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmhistory/llmhistory/providers"
 )
 
 type ev struct{ Name, Data, Raw string }
 
 func scan(body string) []ev {
 	var out []ev
-	providers.ScanSSE([]byte(body), func(e providers.Event) bool {
+	ScanSSE([]byte(body), func(e Event) bool {
 		out = append(out, ev{e.Name, string(e.Data), string(e.Raw)})
 		return true
 	})
@@ -56,7 +54,7 @@ func TestScanSSE(t *testing.T) {
 
 func TestScanSSEStops(t *testing.T) {
 	n := 0
-	providers.ScanSSE([]byte("data: 1\n\ndata: 2\n\ndata: 3\n\n"), func(providers.Event) bool { n++; return n < 2 })
+	ScanSSE([]byte("data: 1\n\ndata: 2\n\ndata: 3\n\n"), func(Event) bool { n++; return n < 2 })
 	assert.Equal(t, 2, n)
 }
 
@@ -126,7 +124,7 @@ func BenchmarkScanSSE(b *testing.B) {
 			b.Run(fmt.Sprintf("eol=%q/size=%dKiB", eol, size>>10), func(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				for b.Loop() {
-					providers.ScanSSE(body, func(providers.Event) bool { return true })
+					ScanSSE(body, func(Event) bool { return true })
 				}
 			})
 		}
@@ -136,7 +134,7 @@ func BenchmarkScanSSE(b *testing.B) {
 // Events come out one by one, whatever the line endings.
 func ExampleScanSSE() {
 	body := ": keep-alive\r\n\r\ndata: {\"delta\":\"Hel\"}\r\n\r\ndata: {\"delta\":\"lo\"}\r\n\r\ndata: [DONE]\r\n\r\n"
-	providers.ScanSSE([]byte(body), func(e providers.Event) bool {
+	ScanSSE([]byte(body), func(e Event) bool {
 		fmt.Println(string(e.Data))
 		return true
 	})
