@@ -230,3 +230,18 @@ func TestHandlerSpendBarsOfTheListed(t *testing.T) {
 	assert.Contains(t, users, `width="100.00"`, "the top user's bar is whole")
 	assert.Equal(t, 11, strings.Count(users, `<rect class="bar"`), "a bar for each listed user, none for the others")
 }
+
+// A model the price table does not know shows as unpriced, not as free,
+// even when some of its calls used no tokens (they failed): in the
+// overview's spend by model and in the list of conversations.
+func TestHandlerUnpricedIsNotFree(t *testing.T) {
+	unknown := rec("a", 0, "", true)
+	unknown.Cost = nil
+	failed := rec("a", 1, "", false)
+	h := view.NewHandler(view.FromRecords([]record.Record{unknown, failed}), view.Options{})
+	for _, path := range []string{"/overview", "/"} {
+		body := fetch(t, h, http.MethodGet, path, nil).Body.String()
+		assert.Contains(t, body, `<span class="muted">unpriced</span>`, path)
+		assert.NotContains(t, body, "+1 unpriced", path)
+	}
+}
