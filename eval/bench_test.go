@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -116,7 +117,7 @@ func BenchmarkEvaluators(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := call(`{"id":"ORD-7","qty":2,"items":[{"sku":"x"},{"sku":"y"}]}`)
-	r.ToolCalls = []record.ToolCall{{Name: "get_weather", Arguments: `{"city":"Oslo","unit":"c"}`}}
+	r.Output.Parts = append(r.Output.Parts, record.Part{Type: record.PartToolCall, Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo","unit":"c"}`)})
 	s := eval.Subject{Records: []record.Record{r}}
 	for _, e := range []eval.Evaluator{eval.JSONValid(), schema, tools, re, eval.Contains("x", "sku"), eval.Answer()} {
 		b.Run(e.Info().Name, func(b *testing.B) {

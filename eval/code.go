@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
 )
@@ -43,9 +44,10 @@ func (c *check) Evaluate(_ context.Context, s Subject) ([]store.Score, error) {
 
 // output returns the text a call answered with, and whether there is one
 // to judge: a call that failed, or whose output was not kept
-// (middleware.WithOutput) or was empty, has none.
+// (middleware.WithoutOutput) or had no text, has none.
 func output(r *record.Record) (string, bool) {
-	return r.Output, r.Outcome.OK && r.Output != ""
+	text := r.Output.Text()
+	return text, r.Outcome.OK && text != ""
 }
 
 // digest is a version made from what configures an evaluator (a schema,
@@ -174,7 +176,8 @@ const (
 
 // Answer returns the evaluator "answer", whose value is a category:
 // [Refusal] when a content filter stopped the call (its finish reason or
-// error type says content_filter) or the output begins as a refusal does
+// error type says content_filter), the answer holds a refusal (an OpenAI
+// model's refusal part) or its text begins as a refusal does
 // ("I'm sorry, but I can't", "I cannot help with"...: English phrases
 // only, in the first 200 bytes); [Empty] when the model produced nothing
 // visible (no output token beyond its reasoning); [Answered] otherwise.
@@ -182,22 +185,26 @@ const (
 // had some, is not judged.
 func Answer() Evaluator {
 	return Check("answer", "1", func(r *record.Record) (store.Value, string, bool) {
-		if r.Outcome.FinishReason == "content_filter" || r.ErrorType == record.ErrorContentFilter || r.Outcome.ErrorType == record.ErrorContentFilter {
+		if providers.FinishReason(r.Outcome.FinishReason) == "content_filter" || r.FailureType() == record.ErrorContentFilter {
 			return store.Category(Refusal), "content filter", true
 		}
 		if !r.Outcome.OK {
 			return store.Value{}, "", false
 		}
-		if r.Output == "" && len(r.ToolCalls) == 0 {
+		text, calls := r.Output.Text(), r.Output.Has(record.PartToolCall)
+		if r.Output == nil {
 			if r.Usage != nil && r.Usage.OutputTokens-r.Usage.ReasoningTokens <= 0 {
 				return store.Category(Empty), "", true
 			}
 			return store.Value{}, "", false // output not kept: nothing to judge
 		}
-		if strings.TrimSpace(r.Output) == "" && len(r.ToolCalls) == 0 {
+		if r.Output.Has(record.PartRefusal) {
+			return store.Category(Refusal), "refusal", true
+		}
+		if strings.TrimSpace(text) == "" && !calls {
 			return store.Category(Empty), "", true
 		}
-		if phrase, ok := refusing(r.Output); ok {
+		if phrase, ok := refusing(text); ok {
 			return store.Category(Refusal), phrase, true
 		}
 		return store.Category(Answered), "", true

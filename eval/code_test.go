@@ -21,8 +21,33 @@ func call(out string) record.Record {
 		CallID: "c1", TraceID: "t1", Timestamp: "2026-11-21T09:30:00Z", Speaker: "user",
 		MethodName: "openai.chat.completions.create", Args: json.RawMessage(`[{"role":"user","content":"hi"}]`),
 		Kwargs: json.RawMessage(`{"model":"gpt-4o-mini"}`), Outcome: record.Success("chat.completion"),
-		Output: out, DurationMS: 100, Usage: &record.Usage{InputTokens: 5, OutputTokens: 3, TotalTokens: 8},
+		Output: answer(out), DurationMS: 100, Usage: &record.Usage{InputTokens: 5, OutputTokens: 3, TotalTokens: 8},
 	}
+}
+
+// answer is a text answer, nil (not kept) when out is empty.
+func answer(out string) *record.Message {
+	if out == "" {
+		return nil
+	}
+	m := record.TextMessage(record.RoleAssistant, out)
+	return &m
+}
+
+// toolCall is a tool call part of a record's answer.
+func toolCall(name, args string) record.Part {
+	return record.Part{Type: record.PartToolCall, Name: name, Arguments: record.ArgumentsJSON(args)}
+}
+
+// withCalls returns r answering calls after its text.
+func withCalls(r record.Record, calls ...record.Part) record.Record {
+	m := record.Message{Role: record.RoleAssistant}
+	if r.Output != nil {
+		m.Parts = append(m.Parts, r.Output.Parts...)
+	}
+	r.Output = &m
+	m.Parts = append(m.Parts, calls...)
+	return r
 }
 
 // judge runs e on r and returns the one score it gives, or nil for none.
@@ -180,9 +205,10 @@ func TestAnswer(t *testing.T) {
 	check(t, e, empty, &want{value: eval.Empty}) // it only thought
 	notKept := call("")
 	check(t, e, notKept, nil) // 3 output tokens, no output: it was not kept
-	tools := call("")
-	tools.ToolCalls = []record.ToolCall{{Name: "f", Arguments: "{}"}}
-	check(t, e, tools, &want{value: eval.Answered})
+	check(t, e, withCalls(call(""), toolCall("f", "{}")), &want{value: eval.Answered})
+	refused := call("")
+	refused.Output = &record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartRefusal, Content: "I can't help with that."}}}
+	check(t, e, refused, &want{value: eval.Refusal, comment: "refusal"})
 
 	filtered := call("")
 	filtered.Outcome = record.Failure(record.ErrorContentFilter)
@@ -208,21 +234,17 @@ func TestToolArgs(t *testing.T) {
 			require.NoError(t, err)
 			r := call("")
 			r.Kwargs = json.RawMessage(`{"model":"m","tools":["get_weather","now"]}`)
-			with := func(tcs ...record.ToolCall) record.Record {
-				c := r
-				c.ToolCalls = tcs
-				return c
-			}
-			check(t, e, with(record.ToolCall{Name: "get_weather", Arguments: `{"city":"Oslo","unit":"c"}`}, record.ToolCall{Name: "now"}), &want{value: "true"})
-			check(t, e, with(record.ToolCall{Name: "get_weather", Arguments: `{"unit":"c"}`}), &want{value: "false", comment: "get_weather: at /: missing property 'city'"})
-			check(t, e, with(record.ToolCall{Name: "get_weather", Arguments: `{"city":"Oslo","unit":"k"}`}), &want{value: "false", comment: "get_weather: at /unit: value must be one of"})
-			check(t, e, with(record.ToolCall{Name: "get_weather", Arguments: `{"city":`}), &want{value: "false", comment: "get_weather: not JSON"})
-			check(t, e, with(record.ToolCall{Name: "delete_all", Arguments: `{}`}), &want{value: "false", comment: "delete_all: not among the tools offered (get_weather, now)"})
+			with := func(tcs ...record.Part) record.Record { return withCalls(r, tcs...) }
+			check(t, e, with(toolCall("get_weather", `{"city":"Oslo","unit":"c"}`), toolCall("now", "")), &want{value: "true"})
+			check(t, e, with(toolCall("get_weather", `{"unit":"c"}`)), &want{value: "false", comment: "get_weather: at /: missing property 'city'"})
+			check(t, e, with(toolCall("get_weather", `{"city":"Oslo","unit":"k"}`)), &want{value: "false", comment: "get_weather: at /unit: value must be one of"})
+			check(t, e, with(toolCall("get_weather", `{"city":`)), &want{value: "false", comment: "get_weather: not JSON"})
+			check(t, e, with(toolCall("delete_all", `{}`)), &want{value: "false", comment: "delete_all: not among the tools offered (get_weather, now)"})
 			check(t, e, r, nil) // no tool call
 
 			// The record lists no tools: the declarations say what exists.
 			r.Kwargs = json.RawMessage(`{}`)
-			check(t, e, with(record.ToolCall{Name: "delete_all", Arguments: `{}`}), &want{value: "false", comment: "delete_all: no such tool declared"})
+			check(t, e, with(toolCall("delete_all", `{}`)), &want{value: "false", comment: "delete_all: no such tool declared"})
 		})
 	}
 	for name, bad := range map[string]string{

@@ -34,7 +34,7 @@
 //   - [Check] makes one of your own from a function.
 //
 // What an evaluator cannot judge it leaves: a failed call, a call whose
-// output was not kept (middleware.WithOutput) gets no score, never a low
+// answer was not kept (middleware.WithoutOutput) gets no score, never a low
 // one.
 //
 // # The judge

@@ -63,7 +63,8 @@ func ExampleJSONSchema() {
 		panic(err)
 	}
 	for _, out := range []string{`{"id":"ORD-7","qty":2}`, `{"id":"ORD-7","qty":0}`, "Sure! ```json"} {
-		r := record.Record{CallID: "c1", Outcome: record.Success("chat.completion"), Output: out, Args: json.RawMessage(`[]`)}
+		msg := record.TextMessage(record.RoleAssistant, out)
+		r := record.Record{CallID: "c1", Outcome: record.Success("chat.completion"), Output: &msg, Args: json.RawMessage(`[]`)}
 		scores, err := eval.Score(context.Background(), check, eval.Subject{Records: []record.Record{r}})
 		if err != nil {
 			panic(err)

@@ -276,16 +276,20 @@ func (j *Judge) price(r Reply) float64 {
 // answerText is what a call answered: its output, then its tool calls as
 // JSON, one a line.
 func answerText(r *record.Record) string {
-	if len(r.ToolCalls) == 0 {
-		return r.Output
+	text := r.Output.Text()
+	if !r.Output.Has(record.PartToolCall) {
+		return text
 	}
 	var b strings.Builder
-	b.WriteString(r.Output)
-	for _, tc := range r.ToolCalls {
+	b.WriteString(text)
+	for _, p := range r.Output.Parts {
+		if p.Type != record.PartToolCall {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		j, _ := json.Marshal(map[string]string{"tool_call": tc.Name, "arguments": tc.Arguments})
+		j, _ := json.Marshal(map[string]string{"tool_call": p.Name, "arguments": p.ArgumentsText()})
 		b.Write(j)
 	}
 	return b.String()

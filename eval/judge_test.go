@@ -261,7 +261,7 @@ func openAIServer(t *testing.T, content string) (*httptest.Server, *atomic.Point
 func TestJudgeThroughTheRecorderIsRecordedAndTagged(t *testing.T) {
 	srv, last := openAIServer(t, `{"score": 0.9, "reason": "Direct and correct."}`)
 	mem := record.NewMemory(100)
-	rec := middleware.NewRecorder(middleware.WithSink(mem), middleware.WithOutput())
+	rec := middleware.NewRecorder(middleware.WithSink(mem))
 	m := &eval.OpenAIModel{Client: rec.Client(nil), BaseURL: srv.URL + "/v1", APIKey: "sk-test-0123456789abcdefghijklmnop", Model: "gpt-4o-mini"}
 	j := helpfulness(t, m, eval.JudgeOptions{ModelName: "gpt-4o-mini"})
 
@@ -326,7 +326,7 @@ func TestJudgeRealProvider(t *testing.T) {
 	good := call("The capital of France is Paris.")
 	good.Args = json.RawMessage(`[{"role":"user","content":"What is the capital of France?"}]`)
 	wrong := good
-	wrong.Output = "The capital of France is Lyon."
+	wrong.Output = answer("The capital of France is Lyon.")
 	for _, tc := range []struct {
 		r    record.Record
 		want string
@@ -334,7 +334,7 @@ func TestJudgeRealProvider(t *testing.T) {
 		scores, err := eval.Score(context.Background(), j, eval.Subject{Records: []record.Record{tc.r}})
 		require.NoError(t, err)
 		require.Len(t, scores, 1)
-		assert.Equal(t, tc.want, scores[0].Value.String(), "%s: %s", tc.r.Output, scores[0].Comment)
+		assert.Equal(t, tc.want, scores[0].Value.String(), "%s: %s", tc.r.Output.Text(), scores[0].Comment)
 	}
 	require.NoError(t, rec.Close())
 	recs := mem.Records()

@@ -66,7 +66,7 @@ func TestOnlineJudgesASampleOffTheCallPath(t *testing.T) {
 	m := &eval.OpenAIModel{Client: &judgeClient, BaseURL: srv.URL + "/v1", APIKey: "sk-test-0123456789abcdefghijklmnop", Model: "gpt-4o-mini"}
 	j := helpfulness(t, m, eval.JudgeOptions{})
 	online := eval.NewOnline(&scores, []eval.Evaluator{eval.JSONValid(), j}, eval.OnlineOptions{Sample: 0.25, Workers: 2})
-	rec := middleware.NewRecorder(middleware.WithSink(mem), middleware.WithSink(online), middleware.WithOutput())
+	rec := middleware.NewRecorder(middleware.WithSink(mem), middleware.WithSink(online))
 	judgeClient = *rec.Client(nil)
 	app := rec.Client(nil)
 	for i := range 200 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/openai"
+	"github.com/llmhistory/llmhistory/record"
 )
 
 // OpenAIModel is a [Model] that speaks the OpenAI chat completions API:
@@ -86,7 +87,12 @@ func (m *OpenAIModel) Complete(ctx context.Context, p Prompt) (Reply, error) {
 		Truncated:   len(data) > maxReply,
 		EOF:         true,
 	})
-	reply := Reply{Text: res.Output, Refusal: res.Refusal, Model: res.Model, Usage: res.Usage}
+	reply := Reply{Text: res.Output.Text(), Model: res.Model, Usage: res.Usage}
+	for _, p := range res.Output.Parts {
+		if p.Type == record.PartRefusal {
+			reply.Refusal += p.Content
+		}
+	}
 	if !res.Outcome.OK {
 		return reply, fmt.Errorf("%s %s: %s", resp.Status, res.Outcome.ErrorType, res.ErrorMessage)
 	}

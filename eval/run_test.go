@@ -26,7 +26,7 @@ func history(n int) []record.Record {
 	for i := range recs {
 		r := call(`{"ok":true}`)
 		if i%3 == 2 {
-			r.Output = `{"ok":`
+			r.Output = answer(`{"ok":`)
 		}
 		r.CallID = fmt.Sprintf("call-%05d", i)
 		r.TraceID = fmt.Sprintf("trace-%04d", i/3)
@@ -110,7 +110,7 @@ func TestRunOverAStoreTwiceWritesOnce(t *testing.T) {
 
 	// A new version of an evaluator scores again, beside the old.
 	v2 := eval.Check("json_valid", "2", func(r *record.Record) (store.Value, string, bool) {
-		return store.Bool(json.Valid([]byte(r.Output))), "", true
+		return store.Bool(json.Valid([]byte(r.Output.Text()))), "", true
 	})
 	res2, err := eval.Run(ctx, st, []eval.Evaluator{v2}, eval.RunOptions{})
 	require.NoError(t, err)

@@ -93,11 +93,14 @@ func ToolArgs(tools []byte) (Evaluator, error) {
 		return nil, err
 	}
 	return Check("tool_args", digest(string(tools)), func(r *record.Record) (store.Value, string, bool) {
-		if !r.Outcome.OK || len(r.ToolCalls) == 0 {
+		if !r.Outcome.OK || !r.Output.Has(record.PartToolCall) {
 			return store.Value{}, "", false
 		}
 		offered := offeredTools(r)
-		for _, tc := range r.ToolCalls {
+		for _, tc := range r.Output.Parts {
+			if tc.Type != record.PartToolCall {
+				continue
+			}
 			if offered != nil && !slices.Contains(offered, tc.Name) {
 				return store.Bool(false), fmt.Sprintf("%s: not among the tools offered (%s)", tc.Name, strings.Join(offered, ", ")), true
 			}
@@ -105,11 +108,7 @@ func ToolArgs(tools []byte) (Evaluator, error) {
 			if !ok {
 				return store.Bool(false), tc.Name + ": no such tool declared", true
 			}
-			args := tc.Arguments
-			if strings.TrimSpace(args) == "" {
-				args = "{}" // no arguments: an empty object, as SDKs send it
-			}
-			if err := s.validate([]byte(args)); err != nil {
+			if err := s.validate([]byte(tc.ArgumentsText())); err != nil { // none: "{}", as SDKs send it
 				return store.Bool(false), tc.Name + ": " + err.Error(), true
 			}
 		}

@@ -255,8 +255,10 @@ func TestCollectorContent(t *testing.T) {
 	require.NoError(t, a.Rec.Close())
 	otlpfake.WaitFor(t, "the span", func() bool { return c.SpanCount() == 1 })
 	attrs := otlpfake.Attrs(c.Spans(t)[id].GetAttributes())
-	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},`+
-		`{"role":"user","parts":[{"type":"text","content":"Secret plan `+id+`; my key is [REDACTED]"}]}]`,
+	// The system message the conversation begins with is the system
+	// instructions (the message model's one reading of a system prompt).
+	assert.JSONEq(t, `[{"type":"text","content":"Be brief."}]`, attrs["gen_ai.system_instructions"].(string))
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Secret plan `+id+`; my key is [REDACTED]"}]}]`,
 		attrs["gen_ai.input.messages"].(string))
 	assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"Answered."}],"finish_reason":"stop"}]`,
 		attrs["gen_ai.output.messages"].(string))
@@ -274,7 +276,7 @@ func TestCollectorRedactsForeignRecords(t *testing.T) {
 		CallID: "foreign", Timestamp: "2026-11-21T09:30:00Z", Speaker: "user", MethodName: "openai.chat.completions.create",
 		Args:    json.RawMessage(`[{"role":"user","content":"key ` + otelsinktest.FakeKey + `"}]`),
 		Kwargs:  json.RawMessage(`{"model":"gpt-4o-mini"}`),
-		Outcome: record.Failure(record.ErrorAuth), ErrorMessage: "bad key " + otelsinktest.FakeKey, Output: "Bearer " + otelsinktest.FakeKey,
+		Outcome: record.Failure(record.ErrorAuth), ErrorMessage: "bad key " + otelsinktest.FakeKey, Output: answer("Bearer " + otelsinktest.FakeKey),
 	}
 	require.NoError(t, sink.Append(context.Background(), r))
 	require.NoError(t, sink.Close())

@@ -140,7 +140,7 @@ func TestExportContentToTheCollector(t *testing.T) {
 	r := record.Record{CallID: "foreign-1", Timestamp: "2026-11-22T10:00:01Z", Speaker: record.SpeakerUser,
 		MethodName: "openai.chat.completions.create", Outcome: record.Success("chat.completion"), Attempts: 1,
 		Args:   []byte(`[{"role":"user","content":"my key is ` + key + `"}]`),
-		Kwargs: []byte(`{"model":"gpt-4o-mini"}`), Output: "Noted: " + key}
+		Kwargs: []byte(`{"model":"gpt-4o-mini"}`), Output: answer("Noted: " + key)}
 	path := filepath.Join(t.TempDir(), "foreign.jsonl")
 	require.NoError(t, os.WriteFile(path, append(r.AppendJSON(nil), '\n'), 0o644))
 
@@ -217,4 +217,10 @@ func checkTree(t *testing.T, spans map[string]*tracepb.Span, recs []record.Recor
 	}
 	assert.Len(t, distinct, len(traceOf), "each conversation its own trace")
 	assert.Equal(t, 1, nested, "the demo's tool makes one nested call")
+}
+
+// answer is a record's answer of text alone.
+func answer(text string) *record.Message {
+	m := record.TextMessage(record.RoleAssistant, text)
+	return &m
 }

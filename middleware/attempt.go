@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/maphash"
 	"io"
@@ -71,10 +72,6 @@ type attempt struct {
 	job      job
 	preq     providers.Request
 	presp    providers.Response
-	// scratch is the pool buffer lent to the provider for the result's
-	// text (providers.Response.Scratch): the result's Output may point
-	// into it until the worker has built the record.
-	scratch *[]byte
 	// argsBuf is the pool buffer lent for the call's Args
 	// (providers.Request.Scratch, only when Recorder.lendArgs): the
 	// record's Args point into it until the history has stored them.
@@ -761,20 +758,25 @@ func (a *attempt) parseResponse(f *finishInfo) (res providers.Result) {
 			res = providers.Result{Outcome: statusOutcome(f.status)}
 		}
 	}()
-	defer func() { presp.Body, presp.Tail, presp.Scratch = nil, nil, nil }() // the capture goes back to its pool
-	if a.scratch == nil {
-		a.scratch = bufPool.Get().(*[]byte)
-	}
-	presp.Scratch = a.scratch
+	scratch := bufPool.Get().(*[]byte)
+	defer func() {
+		// The capture goes back to its pool, and the scratch buffer: the
+		// result's strings are its own.
+		presp.Body, presp.Tail, presp.Scratch = nil, nil, nil
+		releaseBuf(scratch)
+	}()
+	presp.Scratch = scratch
 	res = a.prov.ParseResponse(&a.call, presp)
 	if binaryFrames(f.contentType) && (a.r.cfg.storeOutput || a.r.cfg.programSrc) {
 		// A framed body is not redacted whole: a secret replaced in it
 		// would change a frame's length and break its CRC. What is read of
 		// it is redacted instead (the error message is, with the record).
-		res.Output = a.redactString(res.Output)
-		res.Refusal = a.redactString(res.Refusal)
-		for i := range res.ToolCalls {
-			res.ToolCalls[i].Arguments = a.redactString(res.ToolCalls[i].Arguments)
+		for i := range res.Output.Parts {
+			p := &res.Output.Parts[i]
+			p.Content = a.redactString(p.Content)
+			if len(p.Arguments) > 0 {
+				p.Arguments = json.RawMessage(a.redactString(string(p.Arguments)))
+			}
 		}
 	}
 	return res

@@ -5,10 +5,8 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -28,12 +26,14 @@ const tailStates = 4
 // conversations finds the conversation a call without a trace continues.
 //
 // A conversation's state after a call is a hash of the call's messages
-// followed by its answer, each message reduced to its role and content
-// (text, tool calls and their ids, tool results), not its bytes: an SDK
-// sends an answer back in its request format, not as it arrived. A later
-// call continues that conversation when its messages begin with such a
-// state. The hashes chain from the call's user, so that two users'
-// conversations are never joined.
+// followed by its answer, messages of the message model (record.Message)
+// that the providers read from any wire format, so that an answer and
+// the copy of it the next request sends back are one message. Each is
+// reduced to its role, text, tool calls and results, not its reasoning
+// (SDKs differ in whether they send it back). A later call continues
+// that conversation when its messages begin with such a state. The
+// hashes chain from the call's user, so that two users' conversations
+// are never joined.
 //
 // A call that failed leaves its messages (their chain), so that the same
 // messages sent again, as a record of their own, join its conversation: a
@@ -322,28 +322,30 @@ func mix(seed maphash.Seed, a, b uint64) uint64 {
 	return maphash.Bytes(seed, buf[:])
 }
 
-// messageGroup is one message of a conversation, as compared: consecutive
-// items of the assistant are one message (the Responses API sends an
-// answer back as a message item and a function_call item per call).
+// messageGroup is one message of a conversation, as compared:
+// consecutive messages of the assistant are one (an SDK may send an
+// answer back in pieces: genai's chat keeps a stream's chunks apart).
 type messageGroup struct {
 	hash      uint64
 	assistant bool
 }
 
-// messageHashes reduces a call's messages to one hash per message,
-// appended to groups. What a message reduces to (its kind and its canonical hash)
-// is cached by the hash of its bytes, so that the messages a conversation
-// repeats in every call cost a walk over their bytes, a hash and a lookup:
-// only a message not seen before is parsed. c.mu must be held.
+// messageHashes reduces a call's messages (its Args, messages of the
+// message model) to one hash per message, appended to groups. What a
+// message reduces to (its kind and its hash) is cached by the hash of its
+// bytes, so that the messages a conversation repeats in every call cost a
+// walk over their bytes, a hash and a lookup: only a message not seen
+// before is read. c.mu must be held.
 //
 // talk reports whether the call carries a conversation: at least one
-// message with a role, or an item of the Responses API.
+// message.
 func (c *conversations) messageHashes(groups []messageGroup, args []byte) (_ []messageGroup, talk bool) {
 	if len(args) == 0 {
 		return groups, false
 	}
-	// Consecutive assistant items are one message: their keys, mixed, are
-	// the group's, and their bytes are parsed together on a miss.
+	// Consecutive assistant messages are one (genai's chat keeps a
+	// stream's chunks apart): their keys, mixed, are the group's, and
+	// they are read together on a miss.
 	var pendingBuf [4][]byte
 	pending := pendingBuf[:0]
 	var pendingKey uint64
@@ -357,7 +359,7 @@ func (c *conversations) messageHashes(groups []messageGroup, args []byte) (_ []m
 			if e, ok := c.canon.get(pendingKey); ok {
 				groups = append(groups, messageGroup{hash: e.hash, assistant: true})
 			} else {
-				h := canonicalItems(c.seed, pending)
+				h := c.groupHash(pending)
 				c.canon.put(pendingKey, canonEntry{hash: h, kind: kindAssistant})
 				groups = append(groups, messageGroup{hash: h, assistant: true})
 			}
@@ -399,115 +401,95 @@ func (c *conversations) messageHashes(groups []messageGroup, args []byte) (_ []m
 	return groups, talk
 }
 
-// reduce parses one item of a call's messages: its kind, and its
-// canonical hash as a message of its own.
-func (c *conversations) reduce(item []byte) canonEntry {
-	it := gjson.Parse(unsafe.String(&item[0], len(item))) // a view: item is not changed while it is read
-	kind, message := itemKind(it)
-	var m canonMessage
-	m.start(c.seed)
-	m.item(it)
-	return canonEntry{hash: m.sum(), kind: uint8(kind), message: message}
+// reduce reads one element of a call's messages as a message of the
+// model: its kind, and its hash as compared (messageHash).
+func (c *conversations) reduce(el []byte) canonEntry {
+	m := record.MessageOf(el)
+	h, skip := c.messageHash(&m)
+	e := canonEntry{hash: h, message: m.Role != ""}
+	switch {
+	case skip:
+		e.kind = kindSkip
+	case m.Role == record.RoleAssistant:
+		e.kind = kindAssistant
+	}
+	return e
 }
 
 const (
 	kindOther = iota
 	kindAssistant
-	kindSkip // reasoning: SDKs may or may not send it back
+	kindSkip // reasoning alone: SDKs may or may not send it back
 )
 
-// itemKind reads an item's role, else its type, in one pass over its
-// members that stops at the role (which comes first in most shapes, before
-// a long content). message reports whether the item is a message or an
-// input item at all, not a bare value.
-func itemKind(item gjson.Result) (kind int, message bool) {
-	if !item.IsObject() {
-		return kindOther, false
+// groupHash is the hash of consecutive assistant messages, read as the
+// one message they are.
+func (c *conversations) groupHash(items [][]byte) uint64 {
+	var m record.Message
+	for _, el := range items {
+		one := record.MessageOf(el)
+		m.Role, m.Parts = one.Role, append(m.Parts, one.Parts...)
 	}
-	var role, typ string
-	item.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "role":
-			role, message = v.Str, true
-			return false
-		case "type":
-			typ, message = v.Str, true
+	h, _ := c.messageHash(&m)
+	return h
+}
+
+// messageHash hashes a message as compared: its role, all its text run
+// together (the recorder's own history guidance taken out), then its
+// other parts as the model encodes them. Reasoning is left out: SDKs
+// differ in whether they send it back. It returns 0 for a system message
+// with nothing left once the guidance is out (the preview adds one where
+// there was none), and skip for a message of reasoning alone.
+func (c *conversations) messageHash(m *record.Message) (hash uint64, skip bool) {
+	var text, parts maphash.Hash
+	text.SetSeed(c.seed)
+	parts.SetSeed(c.seed)
+	empty, reasoning := true, false
+	var enc []byte
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		switch p.Type {
+		case record.PartReasoning:
+			reasoning = true
+		case record.PartText:
+			s := p.Content
+			if i := strings.Index(s, HistoryGuidance); i >= 0 {
+				s = strings.TrimRight(s[:i], "\n")
+			}
+			if s != "" {
+				empty = false
+			}
+			text.WriteString(s)
+		default:
+			empty = false
+			one := record.Message{Parts: m.Parts[i : i+1]}
+			enc = one.AppendJSON(enc[:0])
+			parts.Write(enc)
 		}
-		return true
-	})
-	switch role {
-	case "assistant", "model":
-		return kindAssistant, true
-	case "":
-	default:
-		return kindOther, true
 	}
-	switch typ {
-	case "reasoning":
-		return kindSkip, true
-	case "function_call", "custom_tool_call":
-		return kindAssistant, true
-	}
-	return kindOther, message
-}
-
-// canonicalItems returns the hash of the role and content of items (one
-// message); 0 for a system message with nothing left once the recorder's
-// own guidance is taken out (the preview adds one where there was none).
-func canonicalItems(seed maphash.Seed, items [][]byte) uint64 {
-	var m canonMessage
-	m.start(seed)
-	for _, it := range items {
-		m.item(gjson.Parse(unsafe.String(&it[0], len(it))))
-	}
-	return m.sum()
-}
-
-// answerHash is the canonical hash of a response's answer, as the next
-// request will carry it: an assistant message with the text and the tool
-// calls.
-func (c *conversations) answerHash(res *providers.Result) (uint64, bool) {
-	if res.Output == "" && len(res.ToolCalls) == 0 {
+	switch {
+	case empty && reasoning && m.Role == record.RoleAssistant:
+		return 0, true
+	case empty && m.Role == record.RoleSystem:
 		return 0, false
 	}
-	var m canonMessage
-	m.start(c.seed)
-	m.role = "assistant"
-	m.text.WriteString(res.Output)
-	for _, tc := range res.ToolCalls {
-		m.call(tc.ID, tc.Name, gjson.Result{Type: gjson.String, Str: tc.Arguments})
-	}
-	return m.sum(), true
-}
-
-// canonMessage hashes a message as compared: its role, then all its text
-// run together (a string and a single text part are the same), then its
-// tool calls, tool results and other parts in order. Thinking is left
-// out: SDKs differ in whether they send it back.
-type canonMessage struct {
-	role  string
-	text  maphash.Hash
-	parts maphash.Hash
-	empty bool // no text and no part written yet
-}
-
-func (m *canonMessage) start(seed maphash.Seed) {
-	m.text.SetSeed(seed)
-	m.parts.SetSeed(seed)
-	m.empty = true
-}
-
-func (m *canonMessage) sum() uint64 {
-	if m.empty && (m.role == "system" || m.role == "developer") {
-		return 0
-	}
 	var h maphash.Hash
-	h.SetSeed(m.text.Seed())
-	h.WriteString(m.role)
+	h.SetSeed(c.seed)
+	h.WriteString(m.Role)
 	h.WriteByte(0)
-	writeUint(&h, m.text.Sum64())
-	writeUint(&h, m.parts.Sum64())
-	return h.Sum64()
+	writeUint(&h, text.Sum64())
+	writeUint(&h, parts.Sum64())
+	return h.Sum64(), false
+}
+
+// answerHash is the hash of a response's answer, as the next request
+// will carry it.
+func (c *conversations) answerHash(res *providers.Result) (uint64, bool) {
+	if len(res.Output.Parts) == 0 {
+		return 0, false
+	}
+	h, skip := c.messageHash(&res.Output)
+	return h, !skip && h != 0
 }
 
 func writeUint(h *maphash.Hash, v uint64) {
@@ -518,244 +500,19 @@ func writeUint(h *maphash.Hash, v uint64) {
 	h.Write(b[:])
 }
 
-// item reads one message or input item, in any provider's request shape.
-func (m *canonMessage) item(it gjson.Result) {
-	if !it.IsObject() {
-		m.role = "user" // a bare string input
-		m.content(it)
-		return
-	}
-	role := it.Get("role").String()
-	switch it.Get("type").String() {
-	case "function_call", "custom_tool_call": // OpenAI Responses: a call the model made
-		role = "assistant"
-		args := it.Get("arguments")
-		if !args.Exists() {
-			args = it.Get("input")
-		}
-		m.call(it.Get("call_id").String(), it.Get("name").String(), args)
-	case "function_call_output", "custom_tool_call_output":
-		role = "tool"
-		m.result(it.Get("call_id").String(), it.Get("output"))
-	}
-	if role == "model" {
-		role = "assistant" // Gemini
-	}
-	if role != "" {
-		m.role = role
-	}
-	it.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "content":
-			m.content(v)
-		case "parts": // Gemini
-			v.ForEach(func(_, p gjson.Result) bool {
-				m.part(p)
-				return true
-			})
-		case "tool_calls": // OpenAI chat
-			v.ForEach(func(_, tc gjson.Result) bool {
-				f := tc.Get("function")
-				m.call(tc.Get("id").String(), f.Get("name").String(), f.Get("arguments"))
-				return true
-			})
-		case "function_call": // OpenAI chat, the legacy form
-			m.call("", v.Get("name").String(), v.Get("arguments"))
-		case "tool_call_id": // OpenAI chat: the tool's answer is the content
-			m.empty = false
-			m.parts.WriteString("tool_call_id\x00")
-			m.parts.WriteString(v.String())
-		}
-		return true
-	})
-}
-
-// content reads a message's content: a string, null, or a list of parts.
-func (m *canonMessage) content(v gjson.Result) {
-	switch {
-	case v.Type == gjson.String:
-		m.writeText(v.Str)
-	case v.IsArray():
-		v.ForEach(func(_, p gjson.Result) bool {
-			m.part(p)
-			return true
-		})
-	case v.Type == gjson.Null || !v.Exists():
-	default:
-		m.other(v)
-	}
-}
-
-// part reads one content part of any provider.
-func (m *canonMessage) part(p gjson.Result) {
-	if p.Type == gjson.String {
-		m.writeText(p.Str)
-		return
-	}
-	if !p.IsObject() {
-		m.other(p)
-		return
-	}
-	switch p.Get("type").String() {
-	case "text", "input_text", "output_text":
-		m.writeText(p.Get("text").String())
-		return
-	case "thinking", "redacted_thinking", "reasoning":
-		return
-	case "tool_use", "server_tool_use": // Anthropic
-		m.call(p.Get("id").String(), p.Get("name").String(), p.Get("input"))
-		return
-	case "tool_result": // Anthropic
-		m.result(p.Get("tool_use_id").String(), p.Get("content"))
-		return
-	case "":
-	default:
-		m.other(p)
-		return
-	}
-	// Gemini parts, which have no type.
-	switch {
-	case p.Get("thought").Bool():
-	case p.Get("text").Exists():
-		m.writeText(p.Get("text").String())
-	case p.Get("functionCall").Exists():
-		fc := p.Get("functionCall")
-		m.call(fc.Get("id").String(), fc.Get("name").String(), fc.Get("args"))
-	case p.Get("functionResponse").Exists():
-		fr := p.Get("functionResponse")
-		m.result(fr.Get("id").String()+"\x00"+fr.Get("name").String(), fr.Get("response"))
-	default:
-		m.other(p)
-	}
-}
-
-// writeText adds text to the message's, without the recorder's own
-// history guidance and preview (WithHistoryPreview), which differ from
-// call to call and are not the conversation's.
-func (m *canonMessage) writeText(s string) {
-	if i := strings.Index(s, HistoryGuidance); i >= 0 {
-		s = strings.TrimRight(s[:i], "\n")
-	}
-	if s != "" {
-		m.empty = false
-	}
-	m.text.WriteString(s)
-}
-
-func (m *canonMessage) call(id, name string, args gjson.Result) {
-	m.empty = false
-	m.parts.WriteString("call\x00")
-	m.parts.WriteString(id)
-	m.parts.WriteByte(0)
-	m.parts.WriteString(name)
-	m.parts.WriteByte(0)
-	canonJSON(&m.parts, args, 0)
-}
-
-func (m *canonMessage) result(id string, content gjson.Result) {
-	m.empty = false
-	m.parts.WriteString("result\x00")
-	m.parts.WriteString(id)
-	m.parts.WriteByte(0)
-	var inner canonMessage
-	inner.start(m.parts.Seed())
-	inner.content(content)
-	writeUint(&m.parts, inner.sum())
-}
-
-func (m *canonMessage) other(v gjson.Result) {
-	m.empty = false
-	m.parts.WriteString("other\x00")
-	canonJSON(&m.parts, v, 0)
-}
-
-// canonJSON hashes a JSON value so that two encodings of the same value
-// agree: object keys sorted, numbers by value, strings unescaped. A string
-// that holds JSON (OpenAI's tool arguments) is hashed as that JSON, so
-// arguments sent as a string and as an object agree. Deep nesting is cut
-// at a bound, hashed as its bytes.
-func canonJSON(h *maphash.Hash, v gjson.Result, depth int) {
-	if depth > 64 {
-		h.WriteString(v.Raw)
-		return
-	}
-	switch v.Type {
-	case gjson.String:
-		if depth == 0 && gjson.Valid(v.Str) {
-			if inner := gjson.Parse(v.Str); inner.IsObject() || inner.IsArray() {
-				canonJSON(h, inner, depth+1)
-				return
-			}
-		}
-		h.WriteByte('s')
-		h.WriteString(v.Str)
-		h.WriteByte(0)
-	case gjson.Number:
-		h.WriteByte('n')
-		h.WriteString(strconv.FormatFloat(v.Num, 'g', -1, 64))
-		h.WriteByte(0)
-	case gjson.True:
-		h.WriteByte('t')
-	case gjson.False:
-		h.WriteByte('f')
-	case gjson.Null:
-		h.WriteByte('z')
-	case gjson.JSON:
-		if v.IsArray() {
-			h.WriteByte('[')
-			v.ForEach(func(_, e gjson.Result) bool {
-				canonJSON(h, e, depth+1)
-				return true
-			})
-			h.WriteByte(']')
-			return
-		}
-		type member struct {
-			key string
-			val gjson.Result
-		}
-		var members []member
-		v.ForEach(func(k, e gjson.Result) bool {
-			members = append(members, member{k.String(), e})
-			return true
-		})
-		slices.SortStableFunc(members, func(a, b member) int {
-			switch {
-			case a.key < b.key:
-				return -1
-			case a.key > b.key:
-				return 1
-			}
-			return 0
-		})
-		h.WriteByte('{')
-		for i, mb := range members {
-			if i+1 < len(members) && members[i+1].key == mb.key {
-				continue // a later duplicate wins, as in encoding/json
-			}
-			h.WriteString(mb.key)
-			h.WriteByte(0)
-			canonJSON(h, mb.val, depth+1)
-		}
-		h.WriteByte('}')
-	default: // absent
-		h.WriteByte('-')
-	}
-}
-
-// canonCache maps the hash of a message's bytes to what it reduces to,
-// so that the messages a conversation repeats in every call are parsed
-// once. Two generations bound it: when the newer fills, the older is
-// dropped.
+// canonCache maps the hash of a message's bytes to what comparing needs
+// of it, so that the messages a conversation repeats in every call are
+// read once. Two generations bound it: when the newer fills, the older
+// is dropped.
 type canonCache struct {
 	cur, old map[uint64]canonEntry
 }
 
-// canonEntry is what one message reduces to.
+// canonEntry is what comparing conversations needs of one message.
 type canonEntry struct {
-	hash    uint64 // canonical (canonicalItems)
+	hash    uint64 // messageHash's; 0: a system message with nothing of the conversation's
 	kind    uint8  // kindOther, kindAssistant, kindSkip
-	message bool   // a message or an input item, not a bare value
+	message bool   // a message, not an element of another kind
 }
 
 const canonCacheSize = 1 << 13

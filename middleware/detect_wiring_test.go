@@ -68,7 +68,7 @@ func TestRecordsCarryHistoryTelemetry(t *testing.T) {
 
 func TestProgramSourceIsOptIn(t *testing.T) {
 	srv := serve(t, 200, "application/json", `{"object":"chat.completion","choices":[{"message":{"content":"`+codeAnswer+`"},"finish_reason":"stop"}]}`)
-	e := newEnv(t)
+	e := newEnv(t, middleware.WithoutOutput())
 	resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", chatBody)
 	require.NoError(t, err)
 	io.Copy(io.Discard, resp.Body)
@@ -77,7 +77,7 @@ func TestProgramSourceIsOptIn(t *testing.T) {
 	assert.True(t, r.HistoryAccessDetected, "the scan runs whether or not output is stored")
 	assert.Equal(t, []string{"map", "slice"}, r.HistoryQueryPatterns)
 	assert.Empty(t, r.ProgramSource)
-	assert.NotContains(t, e.sinkText(), "recent = context", "no output in sinks")
+	assert.NotContains(t, e.sinkText(), "recent = context", "no output, no program source in sinks")
 }
 
 func TestHistoryNames(t *testing.T) {
@@ -107,7 +107,7 @@ func TestKeptTextOutlivesTheNextCall(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	e := newEnv(t, middleware.WithOutput(), middleware.WithProgramSource())
+	e := newEnv(t, middleware.WithProgramSource())
 	const calls = 40
 	for range calls {
 		resp, err := post(t, e.client, context.Background(), srv.URL+"/v1/chat/completions", chatBody)
@@ -118,7 +118,7 @@ func TestKeptTextOutlivesTheNextCall(t *testing.T) {
 	rs := e.records()
 	require.Len(t, rs, calls)
 	for i, r := range rs {
-		assert.Equal(t, answer(i+1), r.Output, "record %d", i)
+		assert.Equal(t, answer(i+1), r.Output.Text(), "record %d", i)
 		assert.Equal(t, answer(i+1), r.ProgramSource, "record %d", i)
 	}
 }

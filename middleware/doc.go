@@ -148,14 +148,16 @@
 //
 // # What the model said
 //
-// Off by default: [WithOutput] keeps the response's text (output), its
-// tool calls (tool_calls: id, name, and the arguments as the model wrote
-// them) and its reasoning (reasoning: OpenAI's reasoning summaries, the
-// reasoning_content of OpenAI-compatible servers, Anthropic's thinking,
-// Gemini's thoughts), streams put together, each bounded at 64 KiB and
-// named in truncated when cut. The response's own facts are kept either
-// way: finish reason, response id, model, usage, and OpenAI's
-// service_tier and system_fingerprint.
+// Each record keeps the answer (output_message): the message the model
+// generated, read by its provider into the message model
+// (record.Message) as the next call of its conversation sends it back,
+// streams put together: its text, its tool calls (id, name, arguments),
+// its reasoning (OpenAI's reasoning summaries, the reasoning_content of
+// OpenAI-compatible servers, Anthropic's thinking, Gemini's thoughts,
+// Bedrock's reasoning content), at most 64 KiB of text and arguments and
+// 128 parts, named in truncated when cut. [WithoutOutput] keeps it out.
+// The response's own facts are kept either way: finish reason, response
+// id, model, usage, and OpenAI's service_tier and system_fingerprint.
 //
 // # Secrets
 //
@@ -164,7 +166,7 @@
 // key-shaped strings (sk-..., AIza..., bearer tokens) in captured bodies,
 // URL paths and error messages become [REDACTED] before a record exists
 // ([redact.Secrets]), and so do the literal values of the credentials the call
-// carried, whatever their shape. What [WithOutput] keeps is redacted
+// carried, whatever their shape. The answer a record keeps is redacted
 // again once a stream's pieces are put together, since a stream may split
 // a key across its events. [WithRedactor] adds a hook of your own;
 // redact.PII is one that takes personal data out, on the recorder's

@@ -42,7 +42,7 @@ func Example() {
 	// Output:
 	// openai.chat.completions.create user conversation-1
 	// ok chat.completion 11
-	// [{"role":"user","content":"Hi"}]
+	// [{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 }
 
 // Retry inside the recorder: three attempts, one record.

@@ -253,7 +253,7 @@ func TestUploadWithoutGetBodyStreams(t *testing.T) {
 	want := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	assert.Equal(t, want, string(got), "the server got every byte")
 	r := one(t, e)
-	assert.JSONEq(t, `[{"role":"user","content":"hi"}]`, string(r.Args), "captured as it was sent")
+	assert.JSONEq(t, `[`+`{"role":"user","parts":[{"type":"text","content":"hi"}]}`+`]`, string(r.Args), "captured as the message model reads what was sent")
 	assert.Empty(t, r.Truncated)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/middleware"
+	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -77,10 +78,14 @@ func TestLentArgsOutliveTheNextCall(t *testing.T) {
 		written, err := record.ReadJSONL(bytes.NewReader(file.bytes()))
 		require.NoError(t, err)
 		require.NotEmpty(t, written)
+		var want []string
+		for _, s := range sent {
+			want = append(want, string(chatArgs(t, s)))
+		}
 		for _, r := range written {
 			var compact bytes.Buffer
 			require.NoError(t, json.Compact(&compact, r.Args))
-			assert.Contains(t, sent, compact.String())
+			assert.Contains(t, want, compact.String())
 		}
 	})
 	t.Run("a sink of yours", func(t *testing.T) {
@@ -134,7 +139,24 @@ func checkArgs(t *testing.T, sent []string, records []record.Record) {
 			assert.Equal(t, 2, r.Attempts, "a retried call is one record")
 		}
 	}
-	assert.ElementsMatch(t, sent, got)
+	want := make([]string, len(sent))
+	for i, s := range sent {
+		want[i] = string(chatArgs(t, s))
+	}
+	assert.ElementsMatch(t, want, got)
+}
+
+// chatArgs are the chat messages sent (a JSON array) as a record's Args
+// hold them: each read by the OpenAI provider into the message model.
+func chatArgs(t testing.TB, sent string) []byte {
+	t.Helper()
+	var msgs []json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(sent), &msgs))
+	model := make([]record.Message, len(msgs))
+	for i, m := range msgs {
+		model[i] = openai.ChatMessage(m)
+	}
+	return record.AppendMessages(nil, model)
 }
 
 // callsLendingArgs makes conversations, unrelated calls, held 429s, a

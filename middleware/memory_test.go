@@ -28,7 +28,7 @@ const maxHeldPerText = 3.6
 // recorder keeps (the history, what it knows of conversations, its
 // queues), measured as the heap it holds once its records are in, with
 // the conversation's trace given and found by the recorder, and with the
-// answers kept (WithOutput) or not. The text is the conversation's
+// answers kept (as by default) or not (WithoutOutput). The text is the conversation's
 // messages as JSON, as the last request sent them, and the last answer.
 // Turns of 200 bytes are measured too: the less text a record has, the
 // more its fields weigh. With the answers kept they are logged only: an
@@ -76,8 +76,8 @@ func heldByRecorder(t *testing.T, turns, turnBytes int, output, inferred bool) (
 	// price table, the providers' tables) so that it is not counted.
 	for range 2 {
 		var opts []middleware.Option
-		if output {
-			opts = append(opts, middleware.WithOutput())
+		if !output {
+			opts = append(opts, middleware.WithoutOutput())
 		}
 		var before, after runtime.MemStats
 		runtime.GC()

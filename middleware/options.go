@@ -140,20 +140,24 @@ func WithHistoryNames(names ...string) Option {
 
 // WithProgramSource keeps, in program_source, the generated text (output
 // or tool-call arguments, at most 16 KiB) in which the recorder found the
-// history read, so that a report can show where and how. Off by default:
-// records do not store model output unless asked.
+// history read, so that a report can show where and how. Off by default.
 func WithProgramSource() Option { return func(c *config) { c.programSrc = true } }
 
-// WithOutput keeps what the model generated in each record: its text in
-// output, the tool calls it made in tool_calls (id, name and arguments as
-// the model wrote them) and its reasoning (thinking) in reasoning, each at
-// most 64 KiB (the calls' arguments together, and at most 128 calls),
-// redacted as everything recorded is, and named in truncated when cut.
-// The history can then be fed back into later prompts
-// (prompt.StateFromRecords), and exported as the output messages of
-// OpenTelemetry spans. Off by default: the outcome summary is compact on
-// purpose, and output may be sensitive. A tool call's name is not kept
-// without it either: its arguments are what the model said.
+// WithoutOutput keeps the answer out of records: no output_message. By
+// default each record keeps the message the model generated (its text,
+// its tool calls with their arguments, its reasoning; at most 64 KiB of
+// text and arguments and 128 parts, redacted as everything recorded is,
+// and named in truncated when cut), so that the last answer of a
+// conversation is there to read: a request's args hold every earlier
+// answer already, so keeping the last one out hides only the one a
+// reader looks for. The answer is the message the next call of its
+// conversation carries in its args, so a store keeps it once. A
+// response's own facts are kept either way: finish reason, response id,
+// model, usage, and OpenAI's service_tier and system_fingerprint.
+func WithoutOutput() Option { return func(c *config) { c.storeOutput = false } }
+
+// WithOutput keeps the answer in each record, as a recorder does by
+// default; it undoes a [WithoutOutput] given before it.
 func WithOutput() Option { return func(c *config) { c.storeOutput = true } }
 
 // WithCloseTimeout sets how long [Recorder.Close] waits for pending
@@ -190,7 +194,7 @@ func WithProviders(ps ...providers.Provider) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow, closeTimeout: DefaultCloseTimeout,
+	c := config{storeOutput: true, sinkQueue: DefaultSinkQueue, maxReq: DefaultMaxRequestBody, maxResp: DefaultMaxResponseBody, dedupWindow: DefaultDedupWindow, closeTimeout: DefaultCloseTimeout,
 		conversations: DefaultConversations}
 	for _, o := range opts {
 		o(&c)

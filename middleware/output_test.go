@@ -112,10 +112,11 @@ func TestServerAddressAndPortOnEveryRecord(t *testing.T) {
 	assert.Contains(t, e.sinkText(), `"server_address":"127.0.0.1","server_port":`+u.Port())
 }
 
-// With WithOutput, a tool-call response keeps its tool calls and the
+// By default, a tool-call response's answer keeps its tool calls and the
 // reasoning an OpenAI-compatible server sent beside them (a captured
-// Moonshot response, through openai-go); without it, neither, while the
-// server and the response's tier and fingerprint are kept either way.
+// Moonshot response, through openai-go); with WithoutOutput, neither,
+// while the server and the response's tier and fingerprint are kept
+// either way.
 func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
 	body := payload(t, "openai/chat_response_reasoning_content_tool_calls.json")
 	params := openaisdk.ChatCompletionNewParams{
@@ -123,12 +124,12 @@ func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
 		Messages: []openaisdk.ChatCompletionMessageParamUnion{openaisdk.UserMessage("What is the weather in Beijing?")},
 	}
 	for _, keep := range []bool{true, false} {
-		t.Run(fmt.Sprint("WithOutput=", keep), func(t *testing.T) {
+		t.Run(fmt.Sprint("kept=", keep), func(t *testing.T) {
 			var e *env
 			if keep {
-				e = newEnv(t, middleware.WithOutput())
-			} else {
 				e = newEnv(t)
+			} else {
+				e = newEnv(t, middleware.WithoutOutput())
 			}
 			srv := serve(t, 200, "application/json", body)
 			client := openaisdk.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("sk-test-openaigo-0123456789abcdef"), option.WithHTTPClient(e.client))
@@ -142,14 +143,16 @@ func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
 			assert.Equal(t, "tool_calls", r.Outcome.FinishReason)
 			assert.Equal(t, "127.0.0.1", r.ServerAddress)
 			if !keep {
-				assert.Nil(t, r.ToolCalls, "arguments are what the model said")
-				assert.Empty(t, r.Reasoning)
+				assert.Nil(t, r.Output, "arguments are what the model said")
 				assert.NotContains(t, e.sinkText(), "get_weather:0")
 				return
 			}
-			assert.Equal(t, []record.ToolCall{{ID: "get_weather:0", Name: "get_weather", Arguments: `{"location": "Beijing"}`}}, r.ToolCalls)
-			assert.Equal(t, "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter.", r.Reasoning)
-			assert.Empty(t, r.Output, `"content": ""`)
+			require.NotNil(t, r.Output)
+			assert.Equal(t, []record.Part{
+				{Type: record.PartReasoning, Content: "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter."},
+				{Type: record.PartToolCall, ID: "get_weather:0", Name: "get_weather", Arguments: json.RawMessage(`{"location":"Beijing"}`)},
+			}, r.Output.Parts, `"content": "" is no text`)
+			assert.Equal(t, record.RoleAssistant, r.Output.Role)
 			assert.Equal(t, r, one(t, e), "the history holds what the file does")
 		})
 	}
@@ -160,7 +163,7 @@ func TestOutputKeepsToolCallsAndReasoning(t *testing.T) {
 // stream's reasoning summaries (openai-go's streaming Responses API), all
 // captured from the live API.
 func TestServiceTierFingerprintAndStreamedReasoning(t *testing.T) {
-	e := newEnv(t, middleware.WithOutput())
+	e := newEnv(t)
 
 	whole := serve(t, 200, "application/json", payload(t, "openai/openai_chat_response.json"))
 	c := openaisdk.NewClient(option.WithBaseURL(whole.URL+"/v1"), option.WithAPIKey("sk-test-openaigo-0123456789abcdef"), option.WithHTTPClient(e.client))
@@ -204,9 +207,9 @@ func TestServiceTierFingerprintAndStreamedReasoning(t *testing.T) {
 	assert.Equal(t, "fp_143bb8492c", recs[1].SystemFingerprint)
 	assert.Equal(t, "openai.responses.create", recs[2].MethodName)
 	assert.Equal(t, "default", recs[2].ServiceTier, "the tier that served it, not the request's auto")
-	assert.Equal(t, strings.Join(sdkSummary, "\n\n"), recs[2].Reasoning, "what the SDK's user saw of the reasoning")
-	assert.NotEmpty(t, recs[2].Output)
-	assert.NotContains(t, recs[2].Output, sdkSummary[0])
+	assert.Equal(t, strings.Join(sdkSummary, "\n\n"), recs[2].Output.Reasoning(), "what the SDK's user saw of the reasoning")
+	assert.NotEmpty(t, recs[2].Output.Text())
+	assert.NotContains(t, recs[2].Output.Text(), sdkSummary[0])
 }
 
 // What is kept of the output is bounded, and a cut is named; a secret a
@@ -234,7 +237,7 @@ func TestOutputBoundsAndRedaction(t *testing.T) {
 	}
 	big := `{"id":"c2","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"` + long + `","tool_calls":[` + strings.Join(calls, ",") + `]},"finish_reason":"tool_calls"}]}`
 
-	e := newEnv(t, middleware.WithOutput())
+	e := newEnv(t)
 	s := (&scripted{}).add(200, split, map[string]string{"Content-Type": "text/event-stream"}).add(200, big, nil)
 	srv := s.start(t)
 	for _, body := range []string{`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`} {
@@ -250,23 +253,36 @@ func TestOutputBoundsAndRedaction(t *testing.T) {
 	require.Len(t, recs, 2)
 
 	r := recs[0]
-	assert.Equal(t, "your key: "+redact.Redacted, r.Output)
-	assert.Equal(t, "I saw "+redact.Redacted+" in the prompt.", r.Reasoning)
-	require.Len(t, r.ToolCalls, 1)
-	assert.Equal(t, record.ToolCall{ID: "call_1", Name: "store", Arguments: `{"k":"` + redact.Redacted + `"}`}, r.ToolCalls[0])
+	assert.Equal(t, "your key: "+redact.Redacted, r.Output.Text())
+	assert.Equal(t, "I saw "+redact.Redacted+" in the prompt.", r.Output.Reasoning())
+	stored := toolCalls(r.Output)
+	require.Len(t, stored, 1)
+	assert.Equal(t, record.Part{Type: record.PartToolCall, ID: "call_1", Name: "store", Arguments: json.RawMessage(`{"k":"` + redact.Redacted + `"}`)}, stored[0])
 	assert.NotContains(t, e.sinkText(), key[half:])
 
 	r = recs[1]
-	assert.Len(t, r.ToolCalls, 128, "at most 128 calls")
+	stored = toolCalls(r.Output)
+	assert.Len(t, r.Output.Parts, 128, "at most 128 parts")
 	args := 0
-	for i, c := range r.ToolCalls {
+	for i, c := range stored {
 		assert.Equal(t, fmt.Sprintf("call_%d", i), c.ID)
 		args += len(c.Arguments)
 	}
-	assert.LessOrEqual(t, args, 64<<10, "the arguments together are bounded as the output is")
+	assert.LessOrEqual(t, args, 64<<10, "the arguments together are bounded as the text is")
 	assert.Greater(t, args, 63<<10)
-	assert.Len(t, r.Reasoning, 64<<10, "cut on a rune boundary, at 64 KiB")
-	assert.True(t, strings.HasPrefix(long, r.Reasoning))
-	assert.Subset(t, r.Truncated, []string{"tool_calls", "reasoning"})
+	assert.Len(t, r.Output.Reasoning(), 64<<10, "cut on a rune boundary, at 64 KiB")
+	assert.True(t, strings.HasPrefix(long, r.Output.Reasoning()))
+	assert.Contains(t, r.Truncated, "output_message")
 	assert.True(t, json.Valid([]byte(r.AppendJSON(nil))))
+}
+
+// toolCalls are the tool call parts of an answer.
+func toolCalls(m *record.Message) []record.Part {
+	var out []record.Part
+	for _, p := range m.Parts {
+		if p.Type == record.PartToolCall {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -15,10 +15,11 @@ import (
 )
 
 func TestSummaryLine(t *testing.T) {
+	out := record.TextMessage(record.RoleAssistant, "secret output")
 	rec := record.Record{
 		Timestamp: "2025-03-01T12:01:03.123Z", Speaker: "agent", MethodName: "openai.chat.completions.create",
 		Model: "gpt-4o", Outcome: record.Success("chat.completion"), DurationMS: 812.4,
-		Args: []byte(`["secret payload"]`), Output: "secret output", ProgramSource: "secret source",
+		Args: []byte(`["secret payload"]`), Output: &out, ProgramSource: "secret source",
 	}
 	if got, want := summaryLine(&rec), "- 12:01:03 agent openai.chat.completions.create model=gpt-4o ok chat.completion 812ms"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

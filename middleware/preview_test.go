@@ -176,7 +176,7 @@ func TestPreviewGoOpenAI(t *testing.T) {
 	last := e.records()[4]
 	assert.True(t, last.HistoryGuidance)
 	assert.Equal(t, "system", gjson.GetBytes(last.Args, "0.role").String(), "the record holds what was sent")
-	assert.Equal(t, "Question 4", gjson.GetBytes(last.Args, "2.content").String())
+	assert.Equal(t, "Question 4", gjson.GetBytes(last.Args, "2.parts.0.content").String())
 	assert.Equal(t, record.SpeakerUser, last.Speaker)
 	assert.Equal(t, 1, strings.Count(string(last.Args), "History: "))
 
@@ -309,7 +309,7 @@ func TestPreviewGenai(t *testing.T) {
 		assert.True(t, r.HistoryGuidance)
 		assert.True(t, r.Outcome.OK, "%s %+v", r.MethodName, r.Outcome)
 	}
-	assert.True(t, gjson.GetBytes(rs[0].Args, "0.systemInstruction").Bool(), "the record holds what was sent: %s", rs[0].Args)
+	assert.Equal(t, "system", gjson.GetBytes(rs[0].Args, "0.role").String(), "the record holds what was sent: %s", rs[0].Args)
 }
 
 // The Anthropic SDK's requests take the guidance in their system prompt,
@@ -363,7 +363,7 @@ func TestPreviewAnthropicSDK(t *testing.T) {
 		assert.True(t, r.Outcome.OK, "%s %+v", r.MethodName, r.Outcome)
 		assert.Equal(t, "anthropic.messages.create", r.MethodName)
 	}
-	assert.True(t, gjson.GetBytes(rs[0].Args, "0.system").Bool(), "the record holds what was sent: %s", rs[0].Args)
+	assert.Equal(t, "system", gjson.GetBytes(rs[0].Args, "0.role").String(), "the record holds what was sent: %s", rs[0].Args)
 }
 
 // Without the option, or on endpoints that are not chat, the bodies are

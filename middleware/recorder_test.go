@@ -44,7 +44,7 @@ func TestSuccessIsOneRecord(t *testing.T) {
 	require.NotNil(t, r.Depth)
 	assert.Equal(t, 0, *r.Depth)
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "chat.completion", HTTPStatus: 200, FinishReason: "stop", ResponseID: "chatcmpl-1"}, r.Outcome)
-	assert.JSONEq(t, `[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello"}]`, string(r.Args))
+	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, string(r.Args))
 	assert.JSONEq(t, `{"model":"gpt-4o-mini","temperature":0.2}`, string(r.Kwargs))
 	assert.Equal(t, "gpt-4o-mini-2024-07-18", r.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 12, OutputTokens: 3, TotalTokens: 15}, r.Usage)

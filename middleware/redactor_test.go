@@ -65,7 +65,7 @@ func TestRedactorRunsOffTheCallsPath(t *testing.T) {
 	require.Len(t, rs, 2)
 	for _, r := range rs {
 		assert.NotContains(t, string(r.AppendJSON(nil)), "jane@example.com")
-		assert.Equal(t, "Hello [EMAIL]", r.Output)
+		assert.Equal(t, "Hello [EMAIL]", r.Output.Text())
 	}
 	require.NoError(t, rec.Close())
 	assert.NotContains(t, jsonl.String(), "jane@example.com")

@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
@@ -167,12 +168,6 @@ func (r *Recorder) process(j *job) {
 	}
 	a.parse() // a transport error left the request unparsed
 	rec := a.record(&j.f, &res)
-	if a.scratch != nil {
-		// The record keeps copies of the text: res.Output is read no more.
-		releaseBuf(a.scratch)
-		a.scratch = nil
-		res.Output, res.Refusal = "", ""
-	}
 	// l holds the buffer rec's Args are in, if any, for emit: it goes
 	// back to the pool once the history and the sinks are done with them.
 	var l *lease
@@ -330,54 +325,90 @@ func server(u *url.URL) (host string, port int) {
 	return host, port
 }
 
-// keepOutput gives rec what the model generated (WithOutput): its text,
-// tool calls and reasoning, each bounded. The body they were read from
-// was redacted before the provider read it; they are redacted again once
-// put together, since a stream may split a secret across its events.
+// keepOutput gives rec the answer, the message the model generated (kept
+// unless WithoutOutput): its parts copied (a provider may build their
+// text in a lent buffer), bounded, and redacted. The body they were read
+// from was redacted before the provider read it; they are redacted again
+// once put together, since a stream may split a secret across its
+// events.
 func (a *attempt) keepOutput(rec *record.Record, res *providers.Result) {
-	if res.Output != "" {
-		out, cut := clip(a.redactString(res.Output), maxOutput)
-		rec.Output = strings.Clone(out) // res.Output may be a lent buffer
-		if cut {
-			cutField(rec, "output")
-		}
+	if len(res.Output.Parts) == 0 {
+		return
 	}
-	if len(res.ToolCalls) > 0 {
-		var cut bool
-		rec.ToolCalls, cut = a.keepToolCalls(res.ToolCalls)
-		if cut {
-			cutField(rec, "tool_calls")
-		}
-	}
-	if res.Reasoning != "" {
-		var cut bool
-		if rec.Reasoning, cut = clip(a.redactString(res.Reasoning), maxOutput); cut {
-			cutField(rec, "reasoning")
-		}
+	out, cut := a.boundedMessage(&res.Output)
+	rec.Output = out
+	if cut {
+		cutField(rec, "output_message")
 	}
 }
 
-// maxToolCalls bounds the tool calls a record keeps.
-const maxToolCalls = 128
+// maxOutputParts bounds the parts of an answer a record keeps.
+const maxOutputParts = 128
 
-// keepToolCalls returns the tool calls a record keeps: at most
-// maxToolCalls, their arguments redacted and maxOutput bytes in all, ids
-// and names at most maxMessage bytes each; cut reports that something was
-// left out.
-func (a *attempt) keepToolCalls(calls []providers.ToolCall) (kept []record.ToolCall, cut bool) {
-	n := min(len(calls), maxToolCalls)
-	cut = n < len(calls)
-	kept = make([]record.ToolCall, n)
-	room := maxOutput
-	for i, c := range calls[:n] {
-		var over [3]bool
-		kept[i].ID, over[0] = clip(c.ID, maxMessage)
-		kept[i].Name, over[1] = clip(c.Name, maxMessage)
-		kept[i].Arguments, over[2] = clip(a.redactString(c.Arguments), room)
-		room -= len(kept[i].Arguments)
-		cut = cut || over[0] || over[1] || over[2]
+// boundedMessage returns m as a record keeps it: at most maxOutputParts
+// parts; of each kind of what the model said (text, reasoning, refusals,
+// tool results, and tool calls' arguments with data kept as sent) at most
+// maxOutput bytes, redacted (a secret may be split between a stream's
+// events); ids, names, types and references at most maxMessage bytes
+// each. cut reports that something was left out. m's strings are its own
+// (providers.Result's are): what is kept whole is kept as it is, what is
+// cut is copied, so that the record holds nothing of the rest.
+func (a *attempt) boundedMessage(m *record.Message) (*record.Message, bool) {
+	n := min(len(m.Parts), maxOutputParts)
+	cut := n < len(m.Parts)
+	out := &record.Message{Role: m.Role, Parts: make([]record.Part, n)}
+	var room [5]int // bytes used, by kind: text, reasoning, refusal, tool result, JSON
+	kind := func(typ string) *int {
+		switch typ {
+		case record.PartText:
+			return &room[0]
+		case record.PartReasoning:
+			return &room[1]
+		case record.PartRefusal:
+			return &room[2]
+		}
+		return &room[3]
 	}
-	return kept, cut
+	fit := func(s string, n int) string {
+		c, over := clip(s, n)
+		if !over {
+			return s
+		}
+		cut = true
+		return strings.Clone(c)
+	}
+	for i := range out.Parts {
+		p, q := &m.Parts[i], &out.Parts[i]
+		*q = *p
+		q.Type, q.ID, q.Name, q.MIMEType, q.URI = fit(p.Type, maxMessage), fit(p.ID, maxMessage), fit(p.Name, maxMessage), fit(p.MIMEType, maxMessage), fit(a.redactString(p.URI), maxMessage)
+		if p.Content != "" {
+			used := kind(p.Type)
+			q.Content = fit(a.redactString(p.Content), maxOutput-*used)
+			*used += len(q.Content)
+		}
+		for _, raw := range []*json.RawMessage{&q.Arguments, &q.Data} {
+			if len(*raw) == 0 {
+				continue
+			}
+			b := a.redact(*raw)
+			if left := maxOutput - room[4]; len(b) > left {
+				// Cut JSON is JSON no more: the text, as a string, cut
+				// until its quoted form fits.
+				text := string(b)
+				for len(b) > left && text != "" {
+					text, _ = clip(text, max(len(text)-(len(b)-left), 0))
+					b = record.AppendCanonicalJSON(nil, []byte(text))
+				}
+				if len(b) > left {
+					b = nil
+				}
+				cut = true
+			}
+			*raw = b
+			room[4] += len(b)
+		}
+	}
+	return out, cut
 }
 
 // clip returns s cut to at most n bytes, on a rune boundary, and whether
@@ -471,16 +502,21 @@ const maxProgramSource = 16 << 10
 func (r *Recorder) scanCode(rec *record.Record, res *providers.Result) {
 	var found detect.Result
 	var source string
-	if res.Output != "" {
-		if d := r.cfg.detector.ScanOutput(res.Output); d.Access {
-			found.Access, found.Tags, source = true, found.Tags|d.Tags, res.Output
+	if text := res.Output.Text(); text != "" {
+		if d := r.cfg.detector.ScanOutput(text); d.Access {
+			found.Access, found.Tags, source = true, found.Tags|d.Tags, text
 		}
 	}
-	for _, tc := range res.ToolCalls {
-		if d := r.cfg.detector.ScanToolArguments(tc.Arguments); d.Access {
+	for i := range res.Output.Parts {
+		p := &res.Output.Parts[i]
+		if p.Type != record.PartToolCall {
+			continue
+		}
+		args := p.ArgumentsText()
+		if d := r.cfg.detector.ScanToolArguments(args); d.Access {
 			found.Access, found.Tags = true, found.Tags|d.Tags
 			if source == "" {
-				source = tc.Arguments
+				source = args
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/redact"
 )
@@ -144,11 +145,12 @@ var providerNames = map[string]string{
 }
 
 // provider returns the gen_ai.provider.name of a record's method, which
-// the conventions require: the well-known name of the provider that
-// recognized the call, a provider of your own's name (the method's first
-// segment), or ProviderOther for an endpoint nobody recognized.
+// the conventions require: the well-known name of the record's provider
+// (record.ProviderOf), a provider of your own's name, or ProviderOther for
+// an endpoint nobody recognized (the generic provider's http) and a
+// method that names no provider.
 func provider(method string) string {
-	name, _, _ := strings.Cut(method, ".")
+	name := record.ProviderOf(method)
 	if known, ok := providerNames[name]; ok {
 		return known
 	}
@@ -159,39 +161,16 @@ func provider(method string) string {
 }
 
 // responseFinishReason is the finish reason of r's response on the
-// conventions' values (see finishReason). A response that called tools
+// conventions' values (see providers.FinishReason). A response that called tools
 // and says it stopped is tool_call: Gemini ends a function call with
 // STOP, and a Responses API status says completed. A record has its tool
-// calls only when its recorder kept output (middleware.WithOutput).
+// calls when its recorder kept the answer (unless middleware.WithoutOutput).
 func responseFinishReason(r *record.Record) string {
-	mapped := finishReason(r.Outcome.FinishReason)
-	if len(r.ToolCalls) > 0 && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
+	mapped := providers.FinishReason(r.Outcome.FinishReason)
+	if r.Output.Has(record.PartToolCall) && (mapped == "stop" || mapped == "" && r.Outcome.OK) {
 		return "tool_call"
 	}
 	return mapped
-}
-
-// finishReason maps a provider's finish reason onto the values of the
-// conventions' output messages schema: stop, length, content_filter,
-// tool_call and error. A value with no counterpart ("pause_turn", a
-// Responses API "in_progress", Gemini's "OTHER") is kept as the provider
-// gave it, which the schema allows.
-func finishReason(raw string) string {
-	switch raw {
-	case "stop", "end_turn", "stop_sequence", "STOP", "completed":
-		return "stop"
-	case "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_context_window_exceeded":
-		return "length"
-	case "content_filter", "refusal", "guardrail_intervened", "content_filtered", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
-		return "content_filter"
-	case "tool_calls", "function_call", "tool_use":
-		return "tool_call"
-	case "failed", "cancelled", "error", "malformed_model_output", "malformed_tool_use", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
-		"LANGUAGE", "MISSING_THOUGHT_SIGNATURE":
-		return "error"
-	}
-	return raw
 }
 
 // request is what the attributes need from a record's kwargs, read in one
@@ -392,11 +371,8 @@ func errorType(r *record.Record) string {
 	if r.Outcome.OK {
 		return ""
 	}
-	if r.Outcome.ErrorType != "" {
-		return r.Outcome.ErrorType
-	}
-	if r.ErrorType != "" {
-		return r.ErrorType
+	if t := r.FailureType(); t != "" {
+		return t
 	}
 	return semconv.ErrorTypeOther.Value.AsString()
 }
@@ -413,7 +389,7 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	a = append(a, q.params...)
 	embeddings := n.op == opEmbeddings
 	if embeddings {
-		if d := dimensions(r, q); d > 0 {
+		if d := q.dimensions; d > 0 {
 			a = append(a, semconv.GenAIEmbeddingsDimensionCount(d))
 		}
 	}
@@ -552,28 +528,13 @@ func (s *Sink) attributes(r *record.Record, q *request, n names, dst []attribute
 	return a
 }
 
-// dimensions is the number of dimensions an embeddings call asked for:
-// OpenAI's dimensions, Gemini's outputDimensionality, or that of the
-// first of a Gemini batch's requests, which the provider keeps as args.
-func dimensions(r *record.Record, q *request) int {
-	if q.dimensions > 0 {
-		return q.dimensions
-	}
-	if r.MethodName == "gemini.models.batchEmbedContents" {
-		if v := gjson.GetBytes(r.Args, "0.outputDimensionality"); v.Type == gjson.Number && v.Int() > 0 {
-			return int(v.Int())
-		}
-	}
-	return 0
-}
-
 // statusMessage is the span status description of a failed call: its
 // error message, redacted again, since records read from a file may come
 // from anywhere.
 func statusMessage(r *record.Record) string {
 	msg := r.ErrorMessage
 	if msg == "" {
-		msg = r.Outcome.ErrorType
+		msg = r.FailureType()
 	}
 	return redact.Secrets(msg)
 }

@@ -22,21 +22,21 @@ import (
 // benchRecord is a typical record: an OpenAI chat of six messages (about
 // 1 KiB of args), usage, cost and the history telemetry.
 func benchRecord() record.Record {
-	msgs := make([]map[string]any, 0, 6)
+	msgs := make([]record.Message, 0, 6)
 	for i := range 6 {
-		role := []string{"user", "assistant"}[i%2]
-		msgs = append(msgs, map[string]any{"role": role, "content": strings.Repeat("Summarize the last turns. ", 6)})
+		role := []string{record.RoleUser, record.RoleAssistant}[i%2]
+		msgs = append(msgs, record.TextMessage(role, strings.Repeat("Summarize the last turns. ", 6)))
 	}
 	return record.Record{
 		CallID: "01JD2Q8Z3XKQ4M9R7T5V6W8Y0A", Timestamp: "2026-11-21T09:30:00.123456Z", Speaker: "user",
 		MethodName: "openai.chat.completions.create",
-		Args:       record.ArgsJSON(msgs),
+		Args:       record.AppendMessages(nil, msgs),
 		Kwargs:     json.RawMessage(`{"model":"gpt-4o-mini","temperature":0.2,"max_tokens":256}`),
 		Outcome: record.Outcome{Status: "ok", OK: true, ValueClass: "chat.completion", HTTPStatus: 200,
 			FinishReason: "stop", ResponseID: "chatcmpl-abc123"},
 		TraceID: "conversation-7", ParentCallID: "01JD2Q8Y00000000000000000P", Depth: record.Int(1),
 		DurationMS: 812.25, Attempts: 1, Model: "gpt-4o-mini-2024-07-18",
-		Output:                strings.Repeat("Here is the summary. ", 10),
+		Output:                &record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartText, Content: strings.Repeat("Here is the summary. ", 10)}}},
 		Usage:                 &record.Usage{InputTokens: 120, OutputTokens: 48, TotalTokens: 168, CachedTokens: 64},
 		Cost:                  &record.Cost{USD: 0.000123, Table: "litellm-2026-11-20"},
 		HistoryRecordAppended: true, ConversationHistorySize: 3, HistoryQueryPatterns: []string{"slice"},

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -21,10 +20,10 @@ import (
 // Content says whether a span carries what was said: the input messages,
 // the system instructions, the output and the generated program source.
 //
-// The output message is what the model generated: its text, tool calls
-// and reasoning, which a record holds only when its recorder was made
-// with middleware.WithOutput. Without it, content capture exports what
-// was asked but no gen_ai.output.messages.
+// The output message is the answer a record kept: its text, tool calls
+// and reasoning, which a recorder keeps unless made with
+// middleware.WithoutOutput. Without it, content capture exports what was
+// asked but no gen_ai.output.messages.
 type Content int
 
 const (
@@ -54,8 +53,8 @@ const (
 // Any other value captures nothing and is reported to OpenTelemetry's
 // error handler (otel.Handle), as the Python utilities log a warning.
 //
-// gen_ai.output.messages needs the output in the record: make the
-// recorder with middleware.WithOutput.
+// gen_ai.output.messages needs the answer in the record, which a recorder
+// keeps unless made with middleware.WithoutOutput.
 const EnvCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 // OnSpans reports whether spans carry content under c: for
@@ -158,33 +157,12 @@ func contentAttributes(r *record.Record, op string, max int, dst []attribute.Key
 	return dst
 }
 
-// outputParts are the parts of the message a record's response gave, in
-// the order the providers give them: the reasoning, the text, the tool
-// calls (whose arguments are the JSON the model wrote, or the string
-// when it is not JSON).
+// outputParts are the parts of the answer a record kept, in its order.
 func outputParts(r *record.Record) []part {
-	var parts []part
-	if r.Reasoning != "" {
-		parts = append(parts, part{"type": "reasoning", "content": r.Reasoning})
+	if r.Output == nil {
+		return nil
 	}
-	if r.Output != "" {
-		parts = append(parts, textPart(r.Output))
-	}
-	for _, c := range r.ToolCalls {
-		p := part{"type": "tool_call", "name": c.Name}
-		if c.ID != "" {
-			p["id"] = c.ID
-		}
-		switch {
-		case c.Arguments == "":
-		case json.Valid([]byte(c.Arguments)):
-			p["arguments"] = json.RawMessage(c.Arguments)
-		default:
-			p["arguments"] = c.Arguments // cut by the recorder, or not JSON
-		}
-		parts = append(parts, p)
-	}
-	return parts
+	return conventionParts(r.Output.Parts)
 }
 
 // fitOutput encodes the output messages in at most max bytes: the texts
@@ -335,214 +313,80 @@ func cutPartsOf(parts []part, key string, excess int) {
 	}
 }
 
-// messages reads a record's args, as the providers keep them (each
-// provider's turns as sent, system prompts first and marked), into the
-// conventions' system instructions and input messages. Text, tool calls,
-// tool results and reasoning map onto the schema's parts; anything else
-// becomes a part of its own type holding it as sent.
+// messages reads a record's args (messages of the message model) into the
+// conventions' system instructions and input messages: the system
+// messages the args begin with are the instructions (the system prompt,
+// however the provider took it); the others, system messages later in a
+// conversation among them, are input messages.
 func messages(args []byte) (system []part, msgs []chatMessage) {
 	if len(args) == 0 || args[0] != '[' {
 		return nil, nil
 	}
-	gjson.ParseBytes(args).ForEach(func(_, e gjson.Result) bool {
-		if !e.IsObject() {
-			if e.Type == gjson.String {
-				msgs = append(msgs, chatMessage{Role: "user", Parts: []part{textPart(e.String())}})
-			} else {
-				msgs = append(msgs, chatMessage{Role: "user", Parts: []part{textPart(e.Raw)}})
-			}
-			return true
+	leading := true
+	for _, m := range record.Messages(args) {
+		if leading && m.Role == record.RoleSystem {
+			system = append(system, conventionParts(m.Parts)...)
+			continue
 		}
-		// The providers mark a system prompt given apart from the
-		// conversation: OpenAI Responses' instructions, Anthropic's
-		// system, Gemini's systemInstruction.
-		if e.Get("instructions").Bool() || e.Get("system").Bool() || e.Get("systemInstruction").Bool() {
-			system = append(system, partsOf(e)...)
-			return true
+		leading = false
+		role := m.Role
+		if role == "" {
+			role = record.RoleUser // an element that is not a message, kept as sent
 		}
-		m := chatMessage{Role: role(e.Get("role").String())}
-		if m.Role == "" {
-			m.Role, m.Parts = responsesItem(e)
-		} else {
-			m.Parts = partsOf(e)
-		}
-		if m.Role == "tool" {
-			if id := e.Get("tool_call_id"); id.Exists() {
-				// An OpenAI tool message: its content is the result.
-				m.Parts = []part{{"type": "tool_call_response", "id": id.String(), "response": textOf(m.Parts)}}
-			}
-		}
-		msgs = append(msgs, m)
-		return true
-	})
+		msgs = append(msgs, chatMessage{Role: role, Parts: conventionParts(m.Parts)})
+	}
 	return system, msgs
 }
 
-func role(r string) string {
-	switch r {
-	case "model":
-		return "assistant" // Gemini
-	case "developer":
-		return "system" // OpenAI's newer name
-	case "function":
-		return "tool"
-	}
-	return r
-}
-
-// responsesItem reads an OpenAI Responses input item that has no role.
-func responsesItem(e gjson.Result) (string, []part) {
-	switch e.Get("type").String() {
-	case "function_call", "custom_tool_call":
-		p := part{"type": "tool_call", "name": e.Get("name").String(), "arguments": arguments(e.Get("arguments"))}
-		if id := e.Get("call_id"); id.Exists() {
-			p["id"] = id.String()
+// conventionParts maps a message's parts onto the conventions' part
+// types: text, reasoning, tool_call (its arguments as JSON) and
+// tool_call_response; media as a uri part when it is referenced, else a
+// part of its own type; a refusal as text; anything else under its
+// provider's name, as it was sent.
+func conventionParts(ps []record.Part) []part {
+	out := make([]part, 0, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		switch p.Type {
+		case record.PartText, record.PartRefusal:
+			out = append(out, textPart(p.Content))
+		case record.PartReasoning:
+			out = append(out, part{"type": "reasoning", "content": p.Content})
+		case record.PartToolCall:
+			c := part{"type": "tool_call", "name": p.Name}
+			if p.ID != "" {
+				c["id"] = p.ID
+			}
+			if len(p.Arguments) > 0 {
+				c["arguments"] = json.RawMessage(record.AppendCanonicalJSON(nil, p.Arguments))
+			}
+			out = append(out, c)
+		case record.PartToolResult:
+			r := part{"type": "tool_call_response", "response": p.Content}
+			if p.ID != "" {
+				r["id"] = p.ID
+			}
+			out = append(out, r)
+		case record.PartMedia:
+			m := part{"type": "media", "mime_type": p.MIMEType}
+			if p.URI != "" {
+				m["type"], m["uri"] = "uri", p.URI
+			}
+			if modality, _, _ := strings.Cut(p.MIMEType, "/"); modality != "" {
+				m["modality"] = modality
+			}
+			if p.Size > 0 {
+				m["size"] = p.Size
+			}
+			out = append(out, m)
+		default:
+			t := cmp.Or(p.Name, p.Type)
+			g := part{"type": t}
+			if len(p.Data) > 0 {
+				g["content"] = json.RawMessage(record.AppendCanonicalJSON(nil, p.Data))
+			}
+			out = append(out, g)
 		}
-		if in := e.Get("input"); in.Exists() {
-			p["arguments"] = in.String()
-		}
-		return "assistant", []part{p}
-	case "function_call_output", "custom_tool_call_output":
-		return "tool", []part{{"type": "tool_call_response", "id": e.Get("call_id").String(), "response": raw(e.Get("output"))}}
-	case "reasoning":
-		return "assistant", []part{{"type": "reasoning", "content": summary(e)}}
-	}
-	return "user", []part{generic(e)}
-}
-
-func summary(e gjson.Result) string {
-	var b strings.Builder
-	e.Get("summary").ForEach(func(_, s gjson.Result) bool {
-		b.WriteString(s.Get("text").String())
-		return true
-	})
-	return b.String()
-}
-
-// partsOf reads the parts of a message: OpenAI's and Anthropic's content
-// (a string or blocks), Gemini's parts, and OpenAI's tool_calls.
-func partsOf(e gjson.Result) []part {
-	var out []part
-	if c := e.Get("content"); c.Exists() {
-		switch {
-		case c.Type == gjson.String:
-			out = append(out, textPart(c.String()))
-		case c.IsArray():
-			c.ForEach(func(_, b gjson.Result) bool {
-				out = append(out, block(b))
-				return true
-			})
-		case c.Type != gjson.Null:
-			out = append(out, block(c))
-		}
-	}
-	e.Get("parts").ForEach(func(_, p gjson.Result) bool {
-		out = append(out, geminiPart(p))
-		return true
-	})
-	e.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		p := part{"type": "tool_call", "name": tc.Get("function.name").String(), "arguments": arguments(tc.Get("function.arguments"))}
-		if id := tc.Get("id"); id.Exists() {
-			p["id"] = id.String()
-		}
-		out = append(out, p)
-		return true
-	})
-	if out == nil {
-		out = []part{}
 	}
 	return out
-}
-
-// block reads one content block of OpenAI or Anthropic.
-func block(b gjson.Result) part {
-	if b.Type == gjson.String {
-		return textPart(b.String())
-	}
-	switch t := b.Get("type").String(); t {
-	case "text", "input_text", "output_text":
-		return textPart(b.Get("text").String())
-	case "refusal":
-		return textPart(b.Get("refusal").String())
-	case "tool_use":
-		return part{"type": "tool_call", "id": b.Get("id").String(), "name": b.Get("name").String(), "arguments": raw(b.Get("input"))}
-	case "tool_result":
-		return part{"type": "tool_call_response", "id": b.Get("tool_use_id").String(), "response": raw(b.Get("content"))}
-	case "thinking":
-		return part{"type": "reasoning", "content": b.Get("thinking").String()}
-	}
-	return generic(b)
-}
-
-// geminiPart reads one Gemini part.
-func geminiPart(p gjson.Result) part {
-	switch {
-	case p.Get("text").Exists():
-		if p.Get("thought").Bool() {
-			return part{"type": "reasoning", "content": p.Get("text").String()}
-		}
-		return textPart(p.Get("text").String())
-	case p.Get("functionCall").Exists():
-		fc := p.Get("functionCall")
-		out := part{"type": "tool_call", "name": fc.Get("name").String(), "arguments": raw(fc.Get("args"))}
-		if id := fc.Get("id"); id.Exists() {
-			out["id"] = id.String()
-		}
-		return out
-	case p.Get("functionResponse").Exists():
-		fr := p.Get("functionResponse")
-		out := part{"type": "tool_call_response", "response": raw(fr.Get("response"))}
-		if id := fr.Get("id"); id.Exists() {
-			out["id"] = id.String()
-		}
-		return out
-	}
-	return generic(p)
-}
-
-// generic keeps a part the schema has no type for as sent, under its own
-// type (or its first key, for Gemini's inlineData, fileData, ...).
-func generic(p gjson.Result) part {
-	t := p.Get("type").String()
-	if t == "" && p.IsObject() {
-		p.ForEach(func(k, _ gjson.Result) bool {
-			t = k.String()
-			return false
-		})
-	}
-	if t == "" {
-		t = "unknown"
-	}
-	return part{"type": t, "content": raw(p)}
-}
-
-// arguments reads OpenAI's tool call arguments, a string of JSON: as the
-// JSON it holds when it is valid, else as the string.
-func arguments(v gjson.Result) any {
-	if v.Type == gjson.String && gjson.Valid(v.String()) {
-		return json.RawMessage(v.String())
-	}
-	return raw(v)
-}
-
-// raw is a JSON value as sent: a string as itself, anything else as JSON.
-func raw(v gjson.Result) any {
-	switch {
-	case !v.Exists():
-		return nil
-	case v.Type == gjson.String:
-		return v.String()
-	}
-	return json.RawMessage(v.Raw)
-}
-
-// textOf joins the texts of parts: the response of an OpenAI tool message.
-func textOf(parts []part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if s, ok := p["content"].(string); ok && p["type"] == "text" {
-			b.WriteString(s)
-		}
-	}
-	return b.String()
 }

@@ -65,48 +65,31 @@ func TestContentSwitch(t *testing.T) {
 	}
 }
 
-// Each provider's args, as the providers keep them, become the
-// conventions' system instructions and input messages.
+// A record's args (messages of the message model, whatever the
+// provider) become the conventions' system instructions (the system
+// messages they begin with) and input messages.
 func TestMessages(t *testing.T) {
 	for _, tc := range []struct {
 		name, args       string
 		system, messages string
 	}{
-		{"openai chat with tools",
-			`[{"role":"developer","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Weather?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 9 bytes]"}}]},` +
-				`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Paris\"}"}}]},` +
-				`{"role":"tool","tool_call_id":"call_1","content":"rainy"}]`,
-			``,
-			`[{"role":"system","parts":[{"content":"Be brief.","type":"text"}]},` +
-				`{"role":"user","parts":[{"content":"Weather?","type":"text"},{"content":{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 9 bytes]"}},"type":"image_url"}]},` +
-				`{"role":"assistant","parts":[{"arguments":{"city":"Paris"},"id":"call_1","name":"weather","type":"tool_call"}]},` +
+		{"tool calls, results and media",
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},` +
+				`{"role":"user","parts":[{"type":"text","content":"Weather?"},{"type":"media","mime_type":"image/png","size":9},{"type":"media","mime_type":"application/pdf","uri":"gs://b/r.pdf"}]},` +
+				`{"role":"assistant","parts":[{"type":"reasoning","content":"hmm"},{"type":"tool_call","id":"call_1","name":"weather","arguments":{"city":"Paris"}}]},` +
+				`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","content":"rainy"}]}]`,
+			`[{"content":"Be brief.","type":"text"}]`,
+			`[{"role":"user","parts":[{"content":"Weather?","type":"text"},{"type":"media","mime_type":"image/png","modality":"image","size":9},{"type":"uri","uri":"gs://b/r.pdf","mime_type":"application/pdf","modality":"application"}]},` +
+				`{"role":"assistant","parts":[{"content":"hmm","type":"reasoning"},{"arguments":{"city":"Paris"},"id":"call_1","name":"weather","type":"tool_call"}]},` +
 				`{"role":"tool","parts":[{"id":"call_1","response":"rainy","type":"tool_call_response"}]}]`},
-		{"openai responses",
-			`[{"instructions":true,"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"input_text","text":"Hi"}]},` +
-				`{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking"}]},` +
-				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"done"}]`,
-			`[{"content":"Be brief.","type":"text"}]`,
-			`[{"role":"user","parts":[{"content":"Hi","type":"text"}]},{"role":"assistant","parts":[{"content":"thinking","type":"reasoning"}]},` +
-				`{"role":"assistant","parts":[{"arguments":{},"id":"c1","name":"f","type":"tool_call"}]},` +
-				`{"role":"tool","parts":[{"id":"c1","response":"done","type":"tool_call_response"}]}]`},
-		{"anthropic",
-			`[{"system":true,"role":"system","content":[{"type":"text","text":"Be brief."}]},{"role":"user","content":"Weather?"},` +
-				`{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"tool_use","id":"tu1","name":"weather","input":{"city":"Paris"}}]},` +
-				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"rainy"}]}]`,
-			`[{"content":"Be brief.","type":"text"}]`,
-			`[{"role":"user","parts":[{"content":"Weather?","type":"text"}]},` +
-				`{"role":"assistant","parts":[{"content":"hmm","type":"reasoning"},{"arguments":{"city":"Paris"},"id":"tu1","name":"weather","type":"tool_call"}]},` +
-				`{"role":"user","parts":[{"id":"tu1","response":"rainy","type":"tool_call_response"}]}]`},
-		{"gemini",
-			`[{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"image/png","data":"[elided]"}}]},` +
-				`{"role":"model","parts":[{"text":"plan","thought":true},{"functionCall":{"name":"weather","args":{"city":"Paris"}}}]},` +
-				`{"role":"user","parts":[{"functionResponse":{"name":"weather","response":{"sky":"rainy"}}}]}]`,
-			`[{"content":"Be brief.","type":"text"}]`,
-			`[{"role":"user","parts":[{"content":"Weather?","type":"text"},{"content":{"inlineData":{"mimeType":"image/png","data":"[elided]"}},"type":"inlineData"}]},` +
-				`{"role":"assistant","parts":[{"content":"plan","type":"reasoning"},{"arguments":{"city":"Paris"},"name":"weather","type":"tool_call"}]},` +
-				`{"role":"user","parts":[{"response":{"sky":"rainy"},"type":"tool_call_response"}]}]`},
-		{"a prompt string", `["Once upon a time"]`, ``, `[{"role":"user","parts":[{"content":"Once upon a time","type":"text"}]}]`},
-		{"embedding input of numbers", `[[1,2,3]]`, ``, `[{"role":"user","parts":[{"content":"[1,2,3]","type":"text"}]}]`},
+		{"a system message later in the conversation is an input message",
+			`[{"role":"user","parts":[{"type":"text","content":"Hi"}]},{"role":"system","parts":[{"type":"text","content":"Now be formal."}]},` +
+				`{"role":"assistant","parts":[{"type":"refusal","content":"No."},{"type":"other","name":"cachePoint","data":{"type":"default"}}]}]`,
+			``,
+			`[{"role":"user","parts":[{"content":"Hi","type":"text"}]},{"role":"system","parts":[{"content":"Now be formal.","type":"text"}]},` +
+				`{"role":"assistant","parts":[{"content":"No.","type":"text"},{"type":"cachePoint","content":{"type":"default"}}]}]`},
+		{"an element that is not a message, as it was written", `["…[3 earlier items cut]",[1,2,3]]`, ``,
+			`[{"role":"user","parts":[{"type":"other","content":"…[3 earlier items cut]"}]},{"role":"user","parts":[{"type":"other","content":[1,2,3]}]}]`},
 		{"not an array", `{}`, ``, ``},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,11 +109,23 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+// text is a message of one text part, as the model encodes it.
+func text(role, content string) string {
+	m := record.TextMessage(role, content)
+	return string(m.AppendJSON(nil))
+}
+
+// answer is an answer of text.
+func answer(content string) *record.Message {
+	m := record.TextMessage(record.RoleAssistant, content)
+	return &m
+}
+
 // Content is redacted again, whatever the record says.
 func TestContentRedacted(t *testing.T) {
 	r := record.Record{
-		Args:          json.RawMessage(`[{"role":"user","content":"my key is ` + fakeKey + `"}]`),
-		Output:        "use Bearer " + fakeKey,
+		Args:          json.RawMessage(`[` + text("user", "my key is "+fakeKey) + `]`),
+		Output:        answer("use Bearer " + fakeKey),
 		ProgramSource: "client = OpenAI(api_key='" + fakeKey + "')",
 		Outcome:       record.Success("chat.completion"),
 	}
@@ -152,11 +147,11 @@ func TestContentBounded(t *testing.T) {
 	long := strings.Repeat("é", 300) // two bytes each: cuts must fall between runes
 	var turns []string
 	for i := range 10 {
-		turns = append(turns, `{"role":"user","content":"turn `+string(rune('0'+i))+`"}`)
+		turns = append(turns, text("user", "turn "+string(rune('0'+i))))
 	}
 	r := record.Record{
-		Args:          json.RawMessage(`[{"system":true,"role":"system","content":"` + long + `"},` + strings.Join(turns, ",") + `]`),
-		Output:        long,
+		Args:          json.RawMessage(`[` + text("system", long) + `,` + strings.Join(turns, ",") + `]`),
+		Output:        answer(long),
 		ProgramSource: long,
 	}
 	a := attrMap(contentAttributes(&r, "chat", max, nil))
@@ -176,26 +171,30 @@ func TestContentBounded(t *testing.T) {
 		a["llmhistory.content_truncated"])
 
 	// Content that fits is not marked.
-	short := record.Record{Args: json.RawMessage(`["hi"]`)}
+	short := record.Record{Args: json.RawMessage(`[` + text("user", "hi") + `]`)}
 	assert.NotContains(t, attrMap(contentAttributes(&short, "chat", max, nil)), "llmhistory.content_truncated")
 }
 
 // Any args, output and kwargs: no panic, every content attribute valid
 // JSON of at most max bytes, and never a key-shaped string.
 func FuzzContent(f *testing.F) {
-	f.Add([]byte(`[{"role":"user","content":"hi"}]`), "out", []byte(`{"model":"m","temperature":0.2}`), 200)
-	f.Add([]byte(`[{"system":true,"role":"system","content":[{"type":"text","text":"x"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]`), "", []byte(`{}`), 64)
-	f.Add([]byte(`[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"},"s",[1],null]`), "é", []byte(`[`), 10)
+	f.Add([]byte(`[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`), "out", []byte(`{"model":"m","temperature":0.2}`), 200)
+	f.Add([]byte(`[{"role":"system","parts":[{"type":"text","content":"x"}]},{"role":"assistant","parts":[{"type":"tool_call","name":"f","arguments":{}}]}]`), "", []byte(`{}`), 64)
+	f.Add([]byte(`[{"role":"tool","parts":[{"type":"tool_call_response","id":"c","content":"{\"a\":1}"}]},"s",[1],null,{"role":"user","content":"hi"}]`), "é", []byte(`[`), 10)
 	f.Fuzz(func(t *testing.T, args []byte, output string, kwargs []byte, max int) {
 		if max < 0 || max > 1<<16 {
 			return
 		}
 		readKwargs(kwargs)
-		r := record.Record{Args: args, Output: output + " " + fakeKey, ProgramSource: output,
-			// The output again as a tool call's arguments (JSON or not) and
-			// as reasoning: every part of an output message is bounded.
-			ToolCalls: []record.ToolCall{{ID: "c", Name: "f", Arguments: output}, {Name: "g", Arguments: string(kwargs)}},
-			Reasoning: output}
+		// The output again as a tool call's arguments (JSON or not) and
+		// as reasoning: every part of an output message is bounded.
+		out := &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+			{Type: record.PartReasoning, Content: output},
+			{Type: record.PartText, Content: output + " " + fakeKey},
+			{Type: record.PartToolCall, ID: "c", Name: "f", Arguments: record.ArgumentsJSON(output)},
+			{Type: record.PartToolCall, Name: "g", Arguments: record.ArgumentsJSON(string(kwargs))},
+		}}
+		r := record.Record{Args: args, Output: out, ProgramSource: output}
 		for _, kv := range contentAttributes(&r, "chat", max, nil) {
 			v := kv.Value
 			if v.Type() != attribute.STRING {
@@ -225,15 +224,15 @@ func FuzzContent(f *testing.F) {
 // are cut first, then the arguments.
 func TestOutputMessageParts(t *testing.T) {
 	r := record.Record{
-		Outcome:   record.Success("chat.completion"),
-		Output:    "Let me look.",
-		Reasoning: "The user wants the weather.",
-		ToolCalls: []record.ToolCall{
-			{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris","key":"` + fakeKey + `"}`},
-			{Name: "now", Arguments: "{}"},
-			{Name: "cut", Arguments: `{"q":"abc`},
-			{Name: "bare"},
-		},
+		Outcome: record.Success("chat.completion"),
+		Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+			{Type: record.PartReasoning, Content: "The user wants the weather."},
+			{Type: record.PartText, Content: "Let me look."},
+			{Type: record.PartToolCall, ID: "call_1", Name: "get_weather", Arguments: record.ArgumentsJSON(`{"city":"Paris","key":"` + fakeKey + `"}`)},
+			{Type: record.PartToolCall, Name: "now", Arguments: record.ArgumentsJSON("{}")},
+			{Type: record.PartToolCall, Name: "cut", Arguments: record.ArgumentsJSON(`{"q":"abc`)},
+			{Type: record.PartToolCall, Name: "bare"},
+		}},
 	}
 	r.Outcome.FinishReason = "STOP"
 	a := attrMap(contentAttributes(&r, "generate_content", DefaultMaxContentBytes, nil))
@@ -241,19 +240,21 @@ func TestOutputMessageParts(t *testing.T) {
 		`{"type":"reasoning","content":"The user wants the weather."},`+
 		`{"type":"text","content":"Let me look."},`+
 		`{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris","key":"[REDACTED]"}},`+
-		`{"type":"tool_call","name":"now","arguments":{}},`+
+		`{"type":"tool_call","name":"now"},`+
 		`{"type":"tool_call","name":"cut","arguments":"{\"q\":\"abc"},`+
 		`{"type":"tool_call","name":"bare"}]}]`, a["gen_ai.output.messages"].(string))
 
 	// Only tool calls: still a message.
-	calls := record.Record{Outcome: record.Success("message"), ToolCalls: r.ToolCalls[:1]}
+	calls := record.Record{Outcome: record.Success("message"), Output: &record.Message{Role: record.RoleAssistant, Parts: r.Output.Parts[2:3]}}
 	calls.Outcome.FinishReason = "tool_use"
 	assert.Contains(t, attrMap(contentAttributes(&calls, "chat", DefaultMaxContentBytes, nil))["gen_ai.output.messages"], `"finish_reason":"tool_call"`)
 
 	// Bounded: a long reasoning is cut first; huge arguments next.
 	long := strings.Repeat("é", 400)
-	big := record.Record{Outcome: record.Success("m"), Reasoning: long,
-		ToolCalls: []record.ToolCall{{Name: "f", Arguments: `{"a":"` + long + `"}`}}}
+	big := record.Record{Outcome: record.Success("m"), Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+		{Type: record.PartReasoning, Content: long},
+		{Type: record.PartToolCall, Name: "f", Arguments: record.ArgumentsJSON(`{"a":"` + long + `"}`)},
+	}}}
 	for _, max := range []int{2000, 1200, 700, 200} {
 		a := attrMap(contentAttributes(&big, "chat", max, nil))
 		v, _ := a["gen_ai.output.messages"].(string)

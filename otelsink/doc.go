@@ -60,8 +60,9 @@
 //     status); a value with no counterpart (Anthropic's pause_turn) is
 //     kept. A response that called tools and says it stopped is
 //     tool_call: Gemini ends a function call with STOP, and a Responses
-//     API status says completed. The tool calls decide, so this needs
-//     them in the record (middleware.WithOutput).
+//     API status says completed. The tool calls of the record's answer
+//     decide (none when its recorder was made with
+//     middleware.WithoutOutput).
 //     llmhistory.outcome.finish_reason has the provider's own when it
 //     differs.
 //   - openai.response.service_tier and openai.response.system_fingerprint
@@ -185,9 +186,10 @@
 // [Options.MaxContentBytes]. An embeddings call has none of the three
 // message attributes.
 //
-// The output, tool calls and reasoning are in a record only when the
-// recorder was made with middleware.WithOutput: without it, capture
-// exports what was asked but no gen_ai.output.messages. Bounded by
+// The output message is the record's answer (output_message, a message of
+// the message model, record.Message), which a recorder keeps unless made
+// with middleware.WithoutOutput: without it, capture exports what was
+// asked but no gen_ai.output.messages. Bounded by
 // [Options.MaxContentBytes], the output message has its texts cut first,
 // then its tool calls' arguments (as strings).
 //

@@ -61,8 +61,8 @@ type Options struct {
 	// outputs and program source (redacted). The default, ContentFromEnv,
 	// is off unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 	// says SPAN_ONLY, SPAN_AND_EVENT or true ([EnvCaptureContent]). The
-	// output is in a record only when its recorder was made with
-	// middleware.WithOutput.
+	// output is the record's answer, which a recorder keeps unless made
+	// with middleware.WithoutOutput.
 	Content Content
 	// MaxContentBytes bounds each content attribute: the earliest
 	// messages are left out, then texts are cut, and the attribute

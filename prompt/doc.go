@@ -71,10 +71,12 @@
 // # From recorded history
 //
 // [StateFromRecords] builds a [ConversationState] from the records of one
-// conversation: each record gives a user turn (the last user message of
-// its args) and an assistant turn (its output, when the recorder kept it).
+// conversation: each record gives a user turn (the text of the last user
+// message of its args) and an assistant turn (the text of its answer,
+// which the recorder keeps unless told not to). Both are read from the
+// message model (record.Message), whatever the provider.
 //
-//	rec := middleware.NewRecorder(middleware.WithOutput()) // keep the generated text
+//	rec := middleware.NewRecorder()
 //	// ... calls in a trace ...
 //	state := prompt.StateFromRecords(rec.History().Trace("conversation-42"), prompt.Retention{MaxMessages: 8})
 //	a, err := prompt.Assemble(prompt.Spec{ConversationState: &state, Task: tasks, Input: input}, prompt.Config{})

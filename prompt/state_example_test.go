@@ -8,24 +8,25 @@ import (
 )
 
 // Recorded history back into a prompt: the records of one conversation
-// (rec.History().Trace(id), with middleware.WithOutput so that the
-// answers are kept) become its Conversation State / History section.
+// (rec.History().Trace(id)), their messages and the answers the recorder
+// kept, become its Conversation State / History section.
 func ExampleStateFromRecords() {
+	answer := record.TextMessage(record.RoleAssistant, "Three, all rate limits on gemini.models.generateContent.")
 	trace := []record.Record{
 		{
 			CallID: "c1", TraceID: "conversation-42", Speaker: record.SpeakerUser,
 			MethodName: "openai.chat.completions.create",
-			Args:       record.ArgsJSON(map[string]any{"role": "user", "content": "Which calls failed today?"}),
+			Args:       record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, "Which calls failed today?")}),
 			Outcome:    record.Success("chat.completion"),
-			Output:     "Three, all rate limits on gemini.models.generateContent.",
+			Output:     &answer,
 		},
 		{
 			CallID: "c2", TraceID: "conversation-42", Speaker: record.SpeakerUser,
 			MethodName: "openai.chat.completions.create",
-			Args: record.ArgsJSON(
-				map[string]any{"role": "user", "content": "Which calls failed today?"},
-				map[string]any{"role": "assistant", "content": "Three, all rate limits on gemini.models.generateContent."},
-				map[string]any{"role": "user", "content": "Were they retried?"}),
+			Args: record.AppendMessages(nil, []record.Message{
+				record.TextMessage(record.RoleUser, "Which calls failed today?"),
+				answer,
+				record.TextMessage(record.RoleUser, "Were they retried?")}),
 			Outcome:   record.Failure(record.ErrorRateLimit),
 			ErrorType: record.ErrorRateLimit,
 		},

@@ -25,7 +25,7 @@ func TestStateFromRecordedConversation(t *testing.T) {
 		io.WriteString(w, `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
-	rec := middleware.NewRecorder(middleware.WithOutput())
+	rec := middleware.NewRecorder()
 	defer rec.Close()
 	client := rec.Client(nil)
 	ctx := middleware.WithTrace(context.Background(), "conv-9")
@@ -40,7 +40,7 @@ func TestStateFromRecordedConversation(t *testing.T) {
 	}
 	recs := rec.History().Trace("conv-9")
 	require.Len(t, recs, 3)
-	assert.Equal(t, "Four.", recs[0].Output, "stored with WithOutput")
+	assert.Equal(t, "Four.", recs[0].Output.Text(), "the answer is kept")
 
 	state := prompt.StateFromRecords(recs, prompt.Retention{MaxMessages: 4})
 	a, err := prompt.Assemble(prompt.Spec{
@@ -53,16 +53,20 @@ func TestStateFromRecordedConversation(t *testing.T) {
 		"~~~text\n(last 4 exchanges, truncated)\nU: And 3+3?\nA: Four.\nU: Thanks\nA: Four.\n~~~", a.Sections.ConversationState)
 }
 
-func TestStateFromRecordsShapes(t *testing.T) {
+// A user turn is the last user message with text, whatever came after
+// it; a tool's result is no user turn.
+func TestStateFromRecordsMessages(t *testing.T) {
+	args := func(msgs ...record.Message) []byte { return record.AppendMessages(nil, msgs) }
 	recs := []record.Record{
-		{Args: []byte(`[{"role":"user","parts":[{"text":"gemini turn"}]},{"role":"model","parts":[{"text":"x"}]}]`), Outcome: record.Success("x")},
-		{Args: []byte(`["a bare input string"]`), Outcome: record.Failure(record.ErrorServer)},
-		{Args: []byte(`[{"type":"function_call_output","output":"42"}]`), Outcome: record.Success("x")},
+		{Args: args(record.TextMessage(record.RoleUser, "first turn"), record.TextMessage(record.RoleAssistant, "x")), Outcome: record.Success("x")},
+		{Args: args(record.TextMessage(record.RoleUser, "a bare input string"),
+			record.Message{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartMedia, MIMEType: "image/png", Size: 10}}}), Outcome: record.Failure(record.ErrorServer)},
+		{Args: args(record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartToolResult, ID: "c1", Content: "42"}}}), Outcome: record.Success("x")},
 	}
 	state := prompt.StateFromRecords(recs, prompt.Retention{})
 	assert.Equal(t, "Recorded calls in this conversation: 3 (1 failed)", state.Summary)
 	require.Len(t, state.Transcript, 2)
-	assert.Equal(t, "gemini turn", state.Transcript[0].Content)
+	assert.Equal(t, "first turn", state.Transcript[0].Content)
 	assert.Equal(t, "a bare input string", state.Transcript[1].Content)
 	assert.Equal(t, prompt.RenderBoth, state.RenderMode)
 	assert.Empty(t, prompt.StateFromRecords(nil, prompt.Retention{}).Summary)

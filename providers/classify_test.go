@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
-	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -68,28 +67,6 @@ func TestClassifyErrorClipsHugeMessages(t *testing.T) {
 	_, msg := providers.ClassifyError(500, []byte(`{"error":{"message":"`+strings.Repeat("é", 5000)+`"}}`))
 	assert.LessOrEqual(t, len(msg), 1030)
 	assert.True(t, strings.HasSuffix(msg, "…"))
-}
-
-// FitArrayInto builds what FitArray builds, in the lent buffer when it is
-// large enough, and in a new one left in the lender's pointer when not.
-func TestFitArrayInto(t *testing.T) {
-	long := func(c string) []byte { return []byte(`"` + strings.Repeat(c, 78) + `"`) }
-	for _, elems := range [][][]byte{
-		{[]byte(`"aaaa"`), []byte(`"bbbb"`)},
-		{long("a"), long("b"), long("c")}, // cut at 200
-		nil,
-	} {
-		want, wantCut := wire.FitArray(elems, 200)
-		small := make([]byte, 0, 4)
-		scratch := &small
-		got, cut := wire.FitArrayInto(scratch, elems, 200)
-		assert.Equal(t, string(want), string(got))
-		assert.Equal(t, wantCut, cut)
-		assert.GreaterOrEqual(t, cap(*scratch), len(got), "the grown buffer is left for the lender")
-		again, _ := wire.FitArrayInto(scratch, elems, 200)
-		assert.Equal(t, string(want), string(again))
-		assert.Same(t, &(*scratch)[:1][0], &again[:1][0], "a large enough buffer is used, not replaced")
-	}
 }
 
 func FuzzClassifyError(f *testing.F) {

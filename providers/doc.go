@@ -40,10 +40,11 @@
 // first whole event (streams) or its last whole value (documents).
 //
 // A Result outlives the body it was read from (the recorder reuses its
-// capture buffers): copy what points into it. The generated text may be
-// assembled in the buffer the recorder lends as [Response.Scratch], which
-// saves an allocation of the text's size on every call; the recorder
-// copies what it keeps of it.
+// capture buffers): copy what points into it, once (the built-in
+// providers copy every string of a Result into one allocation). A
+// stream's text may be assembled in the buffer the recorder lends as
+// [Response.Scratch], which saves a growing buffer on every call; copy it
+// out as well.
 //
 // Everything a provider knows about its wire format lives in its package,
 // including where its API takes system guidance: implement

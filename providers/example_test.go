@@ -30,7 +30,7 @@ func (echo) ParseResponse(_ *providers.Call, resp *providers.Response) providers
 		typ, msg := providers.ClassifyError(resp.StatusCode, resp.Body)
 		return providers.Result{Outcome: record.Failure(typ), ErrorMessage: msg, Finished: true}
 	}
-	return providers.Result{Outcome: record.Success("text"), Output: string(resp.Body), Finished: true}
+	return providers.Result{Outcome: record.Success("text"), Output: record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartText, Content: string(resp.Body)}}}, Finished: true}
 }
 
 // A provider of your own is asked in turn with the others
@@ -41,7 +41,7 @@ func Example() {
 	p, call, ok := providers.Match([]providers.Provider{echo{}}, &providers.Request{Method: "POST", URL: u, Body: []byte(`{"say":"hi"}`)})
 	fmt.Println(ok, p.Name(), call.MethodName, string(call.Args))
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte("hi")})
-	fmt.Println(res.Outcome.Status, res.Output)
+	fmt.Println(res.Outcome.Status, res.Output.Text())
 	// Output:
 	// true echo echo.say ["hi"]
 	// ok hi

@@ -67,14 +67,18 @@ func (r *Request) ArgsLimit() int {
 
 // Call is what a provider understood of a request.
 type Call struct {
-	Provider   string          // the provider's Name
-	MethodName string          // e.g. "openai.chat.completions.create"
-	Model      string          // the model asked for, when the request names one
-	Args       json.RawMessage // a JSON array: messages, contents, input
-	Kwargs     json.RawMessage // a JSON object: model and the parameters set
-	Speaker    string          // from the last message's role; "" when unknown
-	Stream     bool            // the request asks for a streamed response
-	Truncated  []string        // fields cut to fit ("args", "kwargs")
+	Provider   string // the provider's Name
+	MethodName string // e.g. "openai.chat.completions.create"
+	Model      string // the model asked for, when the request names one
+	// Args are the request's messages (messages, contents, input, a
+	// prompt) as a JSON array of record.Message, each written by
+	// record.Message.AppendJSON: a system prompt given apart first, as a
+	// message of role system.
+	Args      json.RawMessage
+	Kwargs    json.RawMessage // a JSON object: model and the parameters set
+	Speaker   string          // from the last message's role; "" when unknown
+	Stream    bool            // the request asks for a streamed response
+	Truncated []string        // fields cut to fit ("args", "kwargs")
 }
 
 // Response is what a provider sees of a response.
@@ -98,12 +102,12 @@ type Response struct {
 	Stream    bool // a text/event-stream, or the call asked for a stream
 	EOF       bool // the body was read to its end
 	// Scratch, when not nil, is a buffer the recorder lends for assembling
-	// the Result's Output: a provider may build the text in
-	// (*Scratch)[:0] and leave the grown buffer in *Scratch, so that the
-	// text of every call does not cost an allocation of its own. Output
-	// then points into it, and the recorder keeps the Result only until
-	// the record is built, copying the text it keeps. Nil means the
-	// provider builds Output in a buffer of its own.
+	// the Result's Output: a provider may build the text of a stream's
+	// fragments in (*Scratch)[:0] and leave the grown buffer in *Scratch,
+	// so that a buffer grown fragment by fragment is not garbage on every
+	// call. The Result copies out what it keeps (its strings are its own):
+	// the recorder takes the buffer back when ParseResponse returns. Nil
+	// means the provider assembles in a buffer of its own.
 	Scratch *[]byte
 }
 
@@ -113,16 +117,13 @@ type Result struct {
 	ErrorMessage string
 	Model        string        // the model that answered, when the response says
 	Usage        *record.Usage // token counts, when the response has them
-	Output       string        // generated text, assembled from a stream
-	Refusal      string        // a refusal the model gave instead of output
-	ToolCalls    []ToolCall    // tool or function calls the model made
-	// Reasoning is the model's reasoning (thinking) text, as the response
-	// gives it: OpenAI Responses reasoning summaries, the
-	// reasoning_content (or reasoning) of OpenAI-compatible chat servers,
-	// Anthropic's thinking blocks, Gemini's thought parts. Like Output it
-	// is assembled in a buffer of the provider's own, never a view into
-	// the body.
-	Reasoning string `json:",omitempty"`
+	// Output is the answer: the message the response gives, read into
+	// the message model (record.Message) as the next request of the
+	// conversation will carry it, parts in the order the provider sends
+	// them. A stream's parts are assembled from its fragments. Its
+	// strings are the Result's own, pointing neither into the body nor
+	// into [Response.Scratch]: the recorder keeps them as they are.
+	Output record.Message `json:",omitempty"`
 	// ServiceTier and SystemFingerprint are what an OpenAI response says
 	// of itself: the tier that served it, and the backend configuration
 	// that answered.
@@ -145,11 +146,19 @@ func (r *Result) Cut(field string) {
 	}
 }
 
-// ToolCall is one tool or function call the model asked for.
+// ToolCall is a tool or function call the model asked for, as a provider
+// assembles it from a response or a stream's fragments; [ToolCall.Part]
+// is its part of the answer.
 type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments string // as the model wrote them, usually JSON
+}
+
+// Part returns c as a part of a message: its arguments read as JSON when
+// they are, else as the text the model wrote.
+func (c ToolCall) Part() record.Part {
+	return record.Part{Type: record.PartToolCall, ID: c.ID, Name: c.Name, Arguments: record.ArgumentsJSON(c.Arguments)}
 }
 
 // Match returns the first provider that recognizes req, and what it

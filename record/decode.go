@@ -20,6 +20,7 @@ func decodeRecord(b []byte, r *Record) error {
 func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 	d := decoder{scanner: scanner{b: b}, seen: seen}
 	*r = Record{}
+	var old legacyOutput
 	err := d.object(func(key []byte) error {
 		if seen != nil && !d.atNull() {
 			seen.top.mark(key)
@@ -79,12 +80,29 @@ func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 			r.ErrorMessage, err = d.str("error_message")
 		case "program_source":
 			r.ProgramSource, err = d.str("program_source")
+		case "output_message":
+			if d.null() {
+				r.Output = nil
+				return nil
+			}
+			var raw []byte
+			if raw, err = d.raw(); err == nil {
+				if d.seen != nil && !d.seen.outputMembers(raw) {
+					return nil // the reader names what it lacks
+				}
+				if r.Output == nil {
+					r.Output = new(Message)
+				}
+				if err = r.Output.UnmarshalJSON(raw); err != nil {
+					err = fmt.Errorf("field output_message: %w", err)
+				}
+			}
 		case "output":
-			r.Output, err = d.str("output")
+			old.text, err = d.str("output")
 		case "tool_calls":
-			r.ToolCalls, err = d.toolCalls(r.ToolCalls)
+			old.calls, err = d.toolCalls(old.calls)
 		case "reasoning":
-			r.Reasoning, err = d.str("reasoning")
+			old.reasoning, err = d.str("reasoning")
 		case "server_address":
 			r.ServerAddress, err = d.str("server_address")
 		case "server_port":
@@ -145,7 +163,37 @@ func decodeRecordSeen(b []byte, r *Record, seen *presence) error {
 	if d.i != len(d.b) {
 		return d.fail("data after the record")
 	}
+	if r.Output == nil {
+		r.Output = old.message()
+	}
 	return nil
+}
+
+// legacyOutput is the answer as records kept it before the message model:
+// output, tool_calls and reasoning, three fields of the record, read into
+// one message.
+type legacyOutput struct {
+	text, reasoning string
+	calls           []legacyToolCall
+}
+
+type legacyToolCall struct{ ID, Name, Arguments string }
+
+func (o *legacyOutput) message() *Message {
+	if o.text == "" && o.reasoning == "" && len(o.calls) == 0 {
+		return nil
+	}
+	m := &Message{Role: RoleAssistant, Parts: []Part{}}
+	if o.reasoning != "" {
+		m.Parts = append(m.Parts, Part{Type: PartReasoning, Content: o.reasoning})
+	}
+	if o.text != "" {
+		m.Parts = append(m.Parts, Part{Type: PartText, Content: o.text})
+	}
+	for _, c := range o.calls {
+		m.Parts = append(m.Parts, Part{Type: PartToolCall, ID: c.ID, Name: c.Name, Arguments: ArgumentsJSON(c.Arguments)})
+	}
+	return m
 }
 
 type decoder struct {
@@ -162,8 +210,22 @@ func (d *decoder) atNull() bool {
 // format's field list (see [Fields]): what a strict reader needs to tell a
 // record from any JSON object.
 type presence struct {
-	top, prefix, outcome, usage, cost members
-	prefixSeen, usageSeen, costSeen   bool // the optional objects were there
+	top, prefix, outcome, usage, cost, output   members
+	prefixSeen, usageSeen, costSeen, outputSeen bool // the optional objects were there
+}
+
+// outputMembers notes the members of an output_message, raw, and reports
+// whether it has the required ones.
+func (p *presence) outputMembers(raw []byte) bool {
+	p.outputSeen = true
+	p.output.bits = 0
+	EachMember(raw, func(k, v []byte) bool {
+		if string(v) != "null" {
+			p.output.mark(k)
+		}
+		return true
+	})
+	return len(p.output.missing(nil, "")) == 0
 }
 
 func newPresence() presence {
@@ -173,6 +235,7 @@ func newPresence() presence {
 		outcome: members{list: fieldNamed("outcome_summary").Fields},
 		usage:   members{list: fieldNamed("usage").Fields},
 		cost:    members{list: fieldNamed("cost").Fields},
+		output:  members{list: fieldNamed("output_message").Fields},
 	}
 }
 
@@ -235,6 +298,9 @@ func (p *presence) missing() []string {
 	}
 	if p.costSeen {
 		out = p.cost.missing(out, "cost.")
+	}
+	if p.outputSeen {
+		out = p.output.missing(out, "output_message.")
 	}
 	return out
 }
@@ -604,12 +670,13 @@ func (d *decoder) cost(c *Cost) error {
 	})
 }
 
-// toolCalls decodes an array of tool call objects into prev's place as
+// toolCalls decodes the tool_calls of a record written before the
+// message model: an array of tool call objects, into prev's place as
 // encoding/json would: null gives nil and [] an empty list; otherwise the
 // elements are decoded over those already in prev's array (a key given
 // twice merges, as it does for an object), a null element leaving its
 // call as it was.
-func (d *decoder) toolCalls(prev []ToolCall) ([]ToolCall, error) {
+func (d *decoder) toolCalls(prev []legacyToolCall) ([]legacyToolCall, error) {
 	if d.null() {
 		return nil, nil
 	}
@@ -620,13 +687,13 @@ func (d *decoder) toolCalls(prev []ToolCall) ([]ToolCall, error) {
 	d.ws()
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
-		return []ToolCall{}, nil
+		return []legacyToolCall{}, nil
 	}
 	held := prev[:cap(prev)]
 	out := prev[:0]
 	for i := 0; ; i++ {
 		d.ws()
-		var c ToolCall
+		var c legacyToolCall
 		if i < len(held) {
 			c = held[i]
 		}

@@ -10,16 +10,19 @@
 // always encoded: call_id, timestamp, speaker, method_name, args (a JSON
 // array, "[]" when empty), kwargs (a JSON object, "{}" when empty) and
 // outcome_summary. The optional fields (trace_id, parent_call_id, depth,
-// duration_ms, error_type, error_message, program_source, output,
-// tool_calls, reasoning, artifact_hit, attempts, server_address,
-// server_port, model, service_tier, system_fingerprint, usage, truncated,
-// and the others [Fields] lists) are omitted when unset; depth is a
-// pointer so that 0, a top-level call, survives encoding. output,
-// tool_calls and reasoning are what the model said, kept only when the
-// recorder is asked to keep output; server_address and server_port name
-// the server a call went to, from its URL, on every record. The four history
+// duration_ms, error_type, error_message, program_source, output_message,
+// artifact_hit, attempts, server_address, server_port, model,
+// service_tier, system_fingerprint, usage, truncated, and the others
+// [Fields] lists) are omitted when unset; depth is a pointer so that 0, a
+// top-level call, survives encoding. args are the request's messages and
+// output_message the answer, messages of one model whatever the provider
+// (see Messages below); server_address and server_port name the server a
+// call went to, from its URL, on every record. The four history
 // telemetry fields (history_record_appended, conversation_history_size,
 // history_access_detected, history_query_patterns) are on every record.
+// A record's provider and the error type of a failed call are derived by
+// one rule each, [Record.Provider] and [Record.FailureType], which every
+// reader uses.
 //
 // The outcome summary is compact on purpose: status, ok, error_type,
 // retriable, value_class, and a few wire facts (HTTP status, finish
@@ -41,6 +44,29 @@
 // the repository is the specification, a table of every field with its
 // meaning, and docs/record.schema.json its JSON Schema, generated from
 // Fields (go generate ./record) and checked against the golden records.
+//
+// # Messages
+//
+// A provider's request carries messages and its response an answer, each
+// provider in its own shape. A record holds them in one: a [Message] is a
+// role (RoleSystem, RoleUser, RoleAssistant, RoleTool) and parts (text,
+// reasoning, a refusal, a tool call with its id, name and arguments, a
+// tool result with the id of its call, media as a reference, and parts of
+// other kinds as the provider wrote them; the Part* constants). The
+// provider packages read their wire formats into it when a call is
+// recorded; every reader of history reads the model and no provider's
+// shape. A record's Args are a JSON list of messages ([Messages] reads
+// them, [AppendMessages] writes them) and its Output is the answer.
+//
+// A message has one encoding ([Message.AppendJSON]): a message read from
+// a response and the same turn read from the next request that sends it
+// back are the same bytes, whatever SDK sent it. So the answer a record
+// keeps is the element of the next record's Args that carries it, and a
+// store that keeps messages by their content keeps the two as one.
+// docs/messages.md in the repository says how each provider's shapes
+// map onto the model. A record written before the model held the
+// provider's own shapes in Args, and its answer in three fields (output,
+// tool_calls, reasoning), which the decoder reads into Output.
 //
 // # The format
 //
@@ -197,7 +223,7 @@
 //     ([ErrBacklog]); read back with [ReadJSONL] or a [Reader].
 //   - [Slog] ([NewSlog]): one log record per history record, its fields as
 //     attributes, Warn for failed calls; transcripts (args, kwargs,
-//     program_source, output) are never logged.
+//     program_source, output_message) are never logged.
 //   - [Fanout] ([NewFanout]): several sinks; one failing, even by
 //     panicking, does not stop the others.
 //   - [Async] ([NewAsync]): a bounded queue and a goroutine in front of a

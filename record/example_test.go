@@ -18,7 +18,7 @@ func Example() {
 		Timestamp:  "2026-11-21T09:30:00.000000Z",
 		Speaker:    record.SpeakerUser,
 		MethodName: "openai.chat.completions.create",
-		Args:       record.ArgsJSON(map[string]any{"role": "user", "content": "hi"}),
+		Args:       record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, "hi")}),
 		Kwargs:     record.KwargsJSON(map[string]any{"model": "gpt-4o-mini"}),
 		Outcome:    record.Success("chat.completion"),
 		Depth:      record.Int(0),
@@ -32,8 +32,40 @@ func Example() {
 	back, err := record.ReadJSONL(strings.NewReader(out.String()))
 	fmt.Println(len(back), err, back[0].MethodName, *back[0].Depth)
 	// Output:
-	// {"call_id":"01JD2Q8Z3XKQ4M9R7T5V6W8Y0A","timestamp":"2026-11-21T09:30:00.000000Z","speaker":"user","method_name":"openai.chat.completions.create","args":[{"content":"hi","role":"user"}],"kwargs":{"model":"gpt-4o-mini"},"outcome_summary":{"status":"ok","ok":true,"retriable":false,"value_class":"chat.completion"},"depth":0,"history_record_appended":false,"conversation_history_size":0,"history_access_detected":false,"history_query_patterns":[],"version":1}
+	// {"call_id":"01JD2Q8Z3XKQ4M9R7T5V6W8Y0A","timestamp":"2026-11-21T09:30:00.000000Z","speaker":"user","method_name":"openai.chat.completions.create","args":[{"role":"user","parts":[{"type":"text","content":"hi"}]}],"kwargs":{"model":"gpt-4o-mini"},"outcome_summary":{"status":"ok","ok":true,"retriable":false,"value_class":"chat.completion"},"depth":0,"history_record_appended":false,"conversation_history_size":0,"history_access_detected":false,"history_query_patterns":[],"version":1}
 	// 1 <nil> openai.chat.completions.create 0
+}
+
+// A turn of a tool loop in the message model: the answer a record keeps,
+// and the next call's args, which carry the same answer back, the same
+// bytes; readers take the text, the reasoning and the calls from the
+// parts, whatever the provider.
+func ExampleMessage() {
+	answer := record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+		{Type: record.PartReasoning, Content: "The weather needs a lookup."},
+		{Type: record.PartText, Content: "Checking."},
+		// OpenAI sends arguments as a string of JSON: one encoding all the same.
+		{Type: record.PartToolCall, ID: "call_1", Name: "get_weather", Arguments: []byte(`"{\"unit\": \"c\", \"city\": \"Paris\"}"`)},
+	}}
+	first := record.Record{Args: record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, "Weather in Paris?")}), Output: &answer}
+	next := record.AppendMessages(nil, []record.Message{
+		record.TextMessage(record.RoleUser, "Weather in Paris?"),
+		answer,
+		{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartToolResult, ID: "call_1", Content: `{"temp":18}`}}},
+	})
+	fmt.Println(string(first.Output.AppendJSON(nil)))
+	for _, m := range record.Messages(next) {
+		fmt.Printf("%s: %q\n", m.Role, m.Text())
+	}
+	fmt.Println(first.Output.Reasoning(), first.Output.Has(record.PartToolCall))
+	fmt.Println("the answer in the next args, byte for byte:", strings.Contains(string(next), string(first.Output.AppendJSON(nil))))
+	// Output:
+	// {"role":"assistant","parts":[{"type":"reasoning","content":"The weather needs a lookup."},{"type":"text","content":"Checking."},{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris","unit":"c"}}]}
+	// user: "Weather in Paris?"
+	// assistant: "Checking."
+	// tool: ""
+	// The weather needs a lookup. true
+	// the answer in the next args, byte for byte: true
 }
 
 // SafeJSON turns values encoding/json refuses into JSON, field by field.

@@ -17,7 +17,7 @@ type heldRecord struct {
 
 	Args, Kwargs json.RawMessage
 	Outcome      Outcome
-	Output       string
+	Output       *Message
 
 	Depth                   *int
 	Usage                   *Usage
@@ -46,8 +46,6 @@ type rareFields struct {
 	ErrorType         string
 	ErrorMessage      string
 	ProgramSource     string
-	ToolCalls         []ToolCall
-	Reasoning         string
 	ServiceTier       string
 	SystemFingerprint string
 	Truncated         []string
@@ -70,8 +68,8 @@ func hold(r *Record) heldRecord {
 	}
 	rare := rareFields{
 		ArgsPrefix: r.ArgsPrefix, ParentCallID: r.ParentCallID, UserID: r.UserID, Tags: r.Tags, Metadata: r.Metadata,
-		ErrorType: r.ErrorType, ErrorMessage: r.ErrorMessage, ProgramSource: r.ProgramSource, ToolCalls: r.ToolCalls,
-		Reasoning: r.Reasoning, ServiceTier: r.ServiceTier, SystemFingerprint: r.SystemFingerprint, Truncated: r.Truncated,
+		ErrorType: r.ErrorType, ErrorMessage: r.ErrorMessage, ProgramSource: r.ProgramSource,
+		ServiceTier: r.ServiceTier, SystemFingerprint: r.SystemFingerprint, Truncated: r.Truncated,
 		Hops: r.Hops, ArtifactHit: r.ArtifactHit, HistoryGuidance: r.HistoryGuidance,
 	}
 	if !rare.empty() {
@@ -82,8 +80,8 @@ func hold(r *Record) heldRecord {
 
 func (f *rareFields) empty() bool {
 	return f.ArgsPrefix == nil && f.ParentCallID == "" && f.UserID == "" && f.Tags == nil && f.Metadata == nil &&
-		f.ErrorType == "" && f.ErrorMessage == "" && f.ProgramSource == "" && f.ToolCalls == nil &&
-		f.Reasoning == "" && f.ServiceTier == "" && f.SystemFingerprint == "" && f.Truncated == nil &&
+		f.ErrorType == "" && f.ErrorMessage == "" && f.ProgramSource == "" &&
+		f.ServiceTier == "" && f.SystemFingerprint == "" && f.Truncated == nil &&
 		f.Hops == 0 && !f.ArtifactHit && !f.HistoryGuidance
 }
 
@@ -101,8 +99,8 @@ func (h *heldRecord) record() Record {
 	}
 	if f := h.rare; f != nil {
 		r.ArgsPrefix, r.ParentCallID, r.UserID, r.Tags, r.Metadata = f.ArgsPrefix, f.ParentCallID, f.UserID, f.Tags, f.Metadata
-		r.ErrorType, r.ErrorMessage, r.ProgramSource, r.ToolCalls = f.ErrorType, f.ErrorMessage, f.ProgramSource, f.ToolCalls
-		r.Reasoning, r.ServiceTier, r.SystemFingerprint, r.Truncated = f.Reasoning, f.ServiceTier, f.SystemFingerprint, f.Truncated
+		r.ErrorType, r.ErrorMessage, r.ProgramSource = f.ErrorType, f.ErrorMessage, f.ProgramSource
+		r.ServiceTier, r.SystemFingerprint, r.Truncated = f.ServiceTier, f.SystemFingerprint, f.Truncated
 		r.Hops, r.ArtifactHit, r.HistoryGuidance = f.Hops, f.ArtifactHit, f.HistoryGuidance
 	}
 	return r
@@ -111,12 +109,9 @@ func (h *heldRecord) record() Record {
 // payload is what the record's text takes, counted against
 // MemoryOptions.MaxBytes.
 func (h *heldRecord) payload() int64 {
-	n := len(h.Args) + len(h.Kwargs) + len(h.Output)
+	n := len(h.Args) + len(h.Kwargs) + h.Output.size()
 	if f := h.rare; f != nil {
-		n += len(f.Reasoning) + len(f.ProgramSource) + len(f.ErrorMessage)
-		for _, c := range f.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments)
-		}
+		n += len(f.ProgramSource) + len(f.ErrorMessage)
 	}
 	return int64(n)
 }

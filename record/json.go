@@ -92,6 +92,15 @@ func isCompactValid(raw []byte) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// stringWord returns the eight bytes of s at i, little-endian, as
+// binary.LittleEndian.Uint64 reads a slice's (the compiler makes it one
+// load).
+func stringWord(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // control characters and the line separators U+2028 and U+2029 are escaped
 // so the result is safe on one line and inside JavaScript.
@@ -99,6 +108,14 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: prose is mostly
+		// plain ASCII.
+		for i+8 <= len(s) && plainWord(stringWord(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

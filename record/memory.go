@@ -21,7 +21,7 @@ type MemoryOptions struct {
 	Capacity int
 	// MaxBytes bounds what the records held take: their Args (only what
 	// each adds to the previous record of its trace), Kwargs, Output,
-	// ToolCalls, Reasoning, ProgramSource and error message. Past it the oldest records are
+	// ProgramSource and error message. Past it the oldest records are
 	// dropped, as when the ring is full. Default [DefaultMemoryMaxBytes].
 	MaxBytes int64
 }
@@ -405,7 +405,7 @@ func (m *Memory) TraceTail(traceID string, n int) (tail []Record, total int) {
 }
 
 // TraceSummaries is TraceTail without the payloads: the records come
-// without Args, Kwargs, ProgramSource, Output, ToolCalls and Reasoning,
+// without Args, Kwargs, ProgramSource and Output,
 // which are up to hundreds of KiB each, for previews and dashboards that
 // show what happened, not what was said.
 func (m *Memory) TraceSummaries(traceID string, n int) (tail []Record, total int) {
@@ -444,8 +444,7 @@ func (m *Memory) tail(traceID string, n int, payload bool) (tail []Record, total
 // summary copies r without its payloads.
 func summary(r *Record) Record {
 	c := *r
-	c.Args, c.Kwargs, c.ProgramSource, c.Output = nil, nil, "", ""
-	c.ToolCalls, c.Reasoning = nil, ""
+	c.Args, c.Kwargs, c.ProgramSource, c.Output = nil, nil, "", nil
 	return c.Clone()
 }
 

@@ -69,7 +69,7 @@ func TestMemoryTraceSummaries(t *testing.T) {
 	for i := range 5 {
 		r := fullRecord()
 		r.CallID, r.TraceID = fmt.Sprint(i), "t"
-		r.Output = "the answer"
+		r.Output = &record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartText, Content: "the answer"}}}
 		require.NoError(t, m.Append(ctx, r))
 	}
 	sums, total := m.TraceSummaries("t", 2)
@@ -81,13 +81,10 @@ func TestMemoryTraceSummaries(t *testing.T) {
 		assert.Nil(t, s.Args)
 		assert.Nil(t, s.Kwargs)
 		assert.Empty(t, s.ProgramSource)
-		assert.Empty(t, s.Output)
-		assert.Nil(t, s.ToolCalls)
-		assert.Empty(t, s.Reasoning)
+		assert.Nil(t, s.Output)
 		// Everything else is as in the full copy.
 		f := full[i]
-		f.Args, f.Kwargs, f.ProgramSource, f.Output = nil, nil, "", ""
-		f.ToolCalls, f.Reasoning = nil, ""
+		f.Args, f.Kwargs, f.ProgramSource, f.Output = nil, nil, "", nil
 		assert.Equal(t, f, s)
 	}
 	sums[0].Usage.TotalTokens = -1 // a copy, not the held record

@@ -85,17 +85,14 @@ type Record struct {
 	ErrorType          string  `json:"error_type,omitempty"` // one of the Error* constants
 	ErrorMessage       string  `json:"error_message,omitempty"`
 	ProgramSource      string  `json:"program_source,omitempty"` // code the model generated, when stored
-	Output             string  `json:"output,omitempty"`         // the generated text, when the recorder was asked to store it
-	// ToolCalls are the tool or function calls the response made, and
-	// Reasoning the model's reasoning (thinking) text, kept, as Output
-	// is, only when the recorder was asked to store output: both are
-	// what the model said. Each is bounded as Output is; a cut is named
-	// in Truncated ("tool_calls", "reasoning").
-	ToolCalls   []ToolCall `json:"tool_calls,omitempty"`
-	Reasoning   string     `json:"reasoning,omitempty"`
-	ArtifactHit bool       `json:"artifact_hit,omitempty"`
-	Attempts    int        `json:"attempts,omitempty"` // HTTP attempts folded into this record
-	Hops        int        `json:"hops,omitempty"`     // redirects followed within the call
+	// Output is the answer: the message the response gave, as the next
+	// call of its conversation sends it back (see [Message]). It is kept
+	// unless the recorder is told not to (middleware.WithoutOutput), and
+	// bounded; a cut is named in Truncated ("output_message").
+	Output      *Message `json:"output_message,omitempty"`
+	ArtifactHit bool     `json:"artifact_hit,omitempty"`
+	Attempts    int      `json:"attempts,omitempty"` // HTTP attempts folded into this record
+	Hops        int      `json:"hops,omitempty"`     // redirects followed within the call
 	// ServerAddress and ServerPort are the server the call was sent to:
 	// the request URL's host, without its port, and its port (the
 	// scheme's, 443 or 80, when the URL names none). Never a path, a
@@ -176,13 +173,6 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning
 	// (thinking), when the provider reports it apart.
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
-}
-
-// ToolCall is one tool or function call a response made.
-type ToolCall struct {
-	ID        string `json:"id,omitempty"`        // the call's id, when the provider gives one
-	Name      string `json:"name,omitempty"`      // the tool's name
-	Arguments string `json:"arguments,omitempty"` // as the model wrote them, usually JSON
 }
 
 // Cost is what a call cost, priced from its [Usage] by a price table.
@@ -281,8 +271,9 @@ func (r Record) Clone() Record {
 	if r.Truncated != nil {
 		c.Truncated = append([]string(nil), r.Truncated...)
 	}
-	if r.ToolCalls != nil {
-		c.ToolCalls = append([]ToolCall(nil), r.ToolCalls...)
+	if r.Output != nil {
+		out := r.Output.Clone()
+		c.Output = &out
 	}
 	if r.Tags != nil {
 		c.Tags = append([]string(nil), r.Tags...)
@@ -318,9 +309,6 @@ func (r *Record) Normalize() {
 	}
 	if len(r.Tags) == 0 {
 		r.Tags = nil
-	}
-	if len(r.ToolCalls) == 0 {
-		r.ToolCalls = nil
 	}
 	if len(r.Metadata) == 0 {
 		r.Metadata = nil
@@ -423,12 +411,10 @@ func (r *Record) appendJSON(dst []byte, shared *argsLink) (_ []byte, argsLen int
 	dst = appendOptString(dst, `,"error_type":`, r.ErrorType)
 	dst = appendOptString(dst, `,"error_message":`, r.ErrorMessage)
 	dst = appendOptString(dst, `,"program_source":`, r.ProgramSource)
-	dst = appendOptString(dst, `,"output":`, r.Output)
-	if len(r.ToolCalls) > 0 {
-		dst = append(dst, `,"tool_calls":`...)
-		dst = appendToolCalls(dst, r.ToolCalls)
+	if r.Output != nil {
+		dst = append(dst, `,"output_message":`...)
+		dst = r.Output.AppendJSON(dst)
 	}
-	dst = appendOptString(dst, `,"reasoning":`, r.Reasoning)
 	if r.ArtifactHit {
 		dst = append(dst, `,"artifact_hit":true`...)
 	}
@@ -550,28 +536,6 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 		dst = appendString(dst, m[k])
 	}
 	return append(dst, '}')
-}
-
-// appendToolCalls writes calls as a JSON array of objects, each member
-// left out when empty, as encoding/json's omitempty does.
-func appendToolCalls(dst []byte, calls []ToolCall) []byte {
-	dst = append(dst, '[')
-	for i, c := range calls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		n := len(dst)
-		dst = appendOptString(dst, `,"id":`, c.ID)
-		dst = appendOptString(dst, `,"name":`, c.Name)
-		dst = appendOptString(dst, `,"arguments":`, c.Arguments)
-		if len(dst) == n {
-			dst = append(dst, "{}"...)
-		} else {
-			dst[n] = '{' // the first member's comma opens the object
-			dst = append(dst, '}')
-		}
-	}
-	return append(dst, ']')
 }
 
 func appendStrings(dst []byte, ss []string) []byte {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var scanSeeds = []string{
@@ -127,7 +130,7 @@ func ambiguousKeys(v any) bool {
 
 var knownKeys = func() (keys []string) {
 	for _, t := range []reflect.Type{reflect.TypeFor[Record](), reflect.TypeFor[Outcome](), reflect.TypeFor[Usage](),
-		reflect.TypeFor[ArgsPrefix](), reflect.TypeFor[Cost](), reflect.TypeFor[ToolCall]()} {
+		reflect.TypeFor[ArgsPrefix](), reflect.TypeFor[Cost]()} {
 		for i := range t.NumField() {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 			keys = append(keys, name, t.Field(i).Name)
@@ -159,7 +162,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		var generic any
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.UseNumber()
-		if d.Decode(&generic) == nil && ambiguousKeys(generic) {
+		if d.Decode(&generic) == nil && (ambiguousKeys(generic) || legacyKeys(generic)) {
 			return
 		}
 		if (gotErr == nil) != (wantErr == nil) {
@@ -176,35 +179,91 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
-// TestToolCallsDecodeAsEncodingJSON holds the decoding of tool_calls to
-// encoding/json's, merges of a key given twice and null elements
-// included. (FuzzDecodeRecord skips inputs whose keys encoding/json
-// would match case-insensitively, which "id" and "name" are for it.)
-func TestToolCallsDecodeAsEncodingJSON(t *testing.T) {
-	for _, in := range []string{
-		`{"tool_calls":[{"id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"name":"now"}]}`,
-		`{"tool_calls":[{"id":"a"},{"id":"b"}],"tool_calls":[{"name":"x"}],"tool_calls":[{"name":"y"},{"arguments":"{}"}]}`,
-		`{"tool_calls":[null,{"id":null,"name":"n","zz":[1]}],"tool_calls":[{"id":"a"},null]}`,
-		`{"tool_calls":[{"id":"a"}],"tool_calls":[],"tool_calls":[{"name":"b"}]}`,
-		`{"tool_calls":[{"id":"a"}],"tool_calls":null}`,
-		`{"tool_calls":[]}`, `{"tool_calls":[{}]}`, `{"tool_calls":{}}`, `{"tool_calls":[1]}`, `{"tool_calls":[{"id":1}]}`,
-		`{"tool_calls":[{"id":"a"},]}`, `{"tool_calls":[{"id":"a"}`,
-	} {
-		var got Record
-		gotErr := got.UnmarshalJSON([]byte(in))
-		type plain Record
-		var p plain
-		wantErr := json.Unmarshal([]byte(in), &p)
-		if (gotErr == nil) != (wantErr == nil) {
-			t.Fatalf("%s: decoder error %v, encoding/json error %v", in, gotErr, wantErr)
+// legacyKeys reports whether v is an object with the fields that held
+// the answer before the message model (output, tool_calls, reasoning),
+// which the decoder reads into Output and encoding/json ignores; they
+// are tested apart (TestLegacyOutput).
+func legacyKeys(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k := range m {
+		for _, old := range []string{"output", "tool_calls", "reasoning"} {
+			if strings.EqualFold(k, old) {
+				return true
+			}
 		}
-		if gotErr != nil {
+	}
+	return false
+}
+
+// A record written before the message model kept its answer in three
+// fields: it reads as one message, reasoning, text and tool calls in
+// that order; an output_message, when there is one, wins.
+func TestLegacyOutput(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"output":"Hi"}`, `{"role":"assistant","parts":[{"type":"text","content":"Hi"}]}`},
+		{`{"tool_calls":[{"id":"c1","name":"get_weather","arguments":"{\"city\": \"Paris\"}"},{"name":"now"}],"reasoning":"think","output":"ok"}`,
+			`{"role":"assistant","parts":[{"type":"reasoning","content":"think"},{"type":"text","content":"ok"},{"type":"tool_call","id":"c1","name":"get_weather","arguments":{"city":"Paris"}},{"type":"tool_call","name":"now"}]}`},
+		{`{"tool_calls":[{"id":"a"},{"id":"b"}],"tool_calls":[{"name":"x"}]}`,
+			`{"role":"assistant","parts":[{"type":"tool_call","id":"a","name":"x"}]}`}, // as encoding/json merges
+		{`{"tool_calls":[{"arguments":"{\"cut"}]}`, `{"role":"assistant","parts":[{"type":"tool_call","arguments":"{\"cut"}]}`},
+		{`{"output":"old","output_message":{"role":"assistant","parts":[{"type":"text","content":"new"}]}}`,
+			`{"role":"assistant","parts":[{"type":"text","content":"new"}]}`},
+		{`{"output":""}`, ``},
+	} {
+		var r Record
+		require.NoError(t, r.UnmarshalJSON([]byte(tt.in)), tt.in)
+		if tt.want == "" {
+			assert.Nil(t, r.Output, tt.in)
 			continue
 		}
-		want := Record(p)
-		want.Normalize()
-		if !reflect.DeepEqual(got.ToolCalls, want.ToolCalls) {
-			t.Errorf("%s:\n got %#v\nwant %#v", in, got.ToolCalls, want.ToolCalls)
+		require.NotNil(t, r.Output, tt.in)
+		assert.Equal(t, tt.want, string(r.Output.AppendJSON(nil)), tt.in)
+	}
+	for _, in := range []string{`{"tool_calls":{}}`, `{"tool_calls":[1]}`, `{"output":1}`, `{"reasoning":[]}`} {
+		var r Record
+		assert.Error(t, r.UnmarshalJSON([]byte(in)), in)
+	}
+}
+
+// FuzzEncodeString: appendString writes a JSON string that encoding/json
+// reads as the string encoding/json itself writes for s (invalid UTF-8 as
+// U+FFFD), on one line: no control character, no U+2028 or U+2029.
+func FuzzEncodeString(f *testing.F) {
+	for _, s := range []string{"plain", "The quick brown fox jumps over the lazy dog. The quick", "a\nb\té\"\\ \x01\x1f end of a long-enough line", "bad \xff\xfe utf8", "sep \u2028 \u2029", "12345678\"12345678\\1234567\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := appendString(nil, s)
+		var got, want string
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%q: %s is not a JSON string: %v", s, enc, err)
 		}
+		std, _ := json.Marshal(s)
+		if err := json.Unmarshal(std, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%q: written %s, read %q, want %q", s, enc, got, want)
+		}
+		for _, c := range enc {
+			if c < 0x20 {
+				t.Fatalf("%q: %s holds control character %#x", s, enc, c)
+			}
+		}
+		if bytes.Contains(enc, []byte("\u2028")) || bytes.Contains(enc, []byte("\u2029")) {
+			t.Fatalf("%q: %s holds a line separator", s, enc)
+		}
+	})
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	prose := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:4000]
+	var buf []byte
+	b.SetBytes(int64(len(prose)))
+	for b.Loop() {
+		buf = appendString(buf[:0], prose)
 	}
 }

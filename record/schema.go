@@ -7,7 +7,7 @@ type Field struct {
 	GoName   string  // the field of the Go struct
 	Required bool    // always written, even when zero
 	Logged   bool    // written by the slog sink and Record.LogValue (transcripts are not)
-	Fields   []Field // the fields of a nested object (args_prefix, outcome_summary, usage, cost), or of each object of an array (tool_calls)
+	Fields   []Field // the fields of a nested object (args_prefix, outcome_summary, usage, cost, output_message), or of each object of an array (parts)
 }
 
 // Fields lists the fields of the record, in the order [Record.AppendJSON]
@@ -65,13 +65,7 @@ var fields = []Field{
 	{Name: "error_type", GoName: "ErrorType", Logged: true},
 	{Name: "error_message", GoName: "ErrorMessage", Logged: true},
 	{Name: "program_source", GoName: "ProgramSource"},
-	{Name: "output", GoName: "Output"},
-	{Name: "tool_calls", GoName: "ToolCalls", Fields: []Field{
-		{Name: "id", GoName: "ID"},
-		{Name: "name", GoName: "Name"},
-		{Name: "arguments", GoName: "Arguments"},
-	}},
-	{Name: "reasoning", GoName: "Reasoning"},
+	{Name: "output_message", GoName: "Output", Fields: messageFields},
 	{Name: "artifact_hit", GoName: "ArtifactHit", Logged: true},
 	{Name: "attempts", GoName: "Attempts", Logged: true},
 	{Name: "hops", GoName: "Hops", Logged: true},
@@ -100,4 +94,22 @@ var fields = []Field{
 	{Name: "history_access_detected", GoName: "HistoryAccessDetected", Required: true, Logged: true},
 	{Name: "history_query_patterns", GoName: "HistoryQueryPatterns", Required: true, Logged: true},
 	{Name: "version", GoName: "Version", Required: true},
+}
+
+// messageFields are the fields of a [Message]: of the output_message, and
+// of each element of args.
+var messageFields = []Field{
+	{Name: "role", GoName: "Role", Required: true},
+	{Name: "parts", GoName: "Parts", Required: true, Fields: []Field{
+		{Name: "type", GoName: "Type", Required: true},
+		{Name: "id", GoName: "ID"},
+		{Name: "name", GoName: "Name"},
+		{Name: "content", GoName: "Content"},
+		{Name: "arguments", GoName: "Arguments"},
+		{Name: "mime_type", GoName: "MIMEType"},
+		{Name: "uri", GoName: "URI"},
+		{Name: "size", GoName: "Size"},
+		{Name: "is_error", GoName: "IsError"},
+		{Name: "data", GoName: "Data"},
+	}},
 }

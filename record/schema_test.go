@@ -115,10 +115,21 @@ func TestSchemaEncoder(t *testing.T) {
 		got, _ := keys(t, vals[group])
 		assert.Equal(t, names(sub(record.Fields(), group), all), got, group)
 	}
-	var calls []json.RawMessage
-	require.NoError(t, json.Unmarshal(vals["tool_calls"], &calls))
-	got, _ = keys(t, calls[0]) // the first call has every member
-	assert.Equal(t, names(sub(record.Fields(), "tool_calls"), all), got, "tool_calls")
+	msg := sub(record.Fields(), "output_message")
+	got, _ = keys(t, vals["output_message"])
+	assert.Equal(t, names(msg, all), got, "output_message")
+	every := record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartOther, ID: "i", Name: "n", Content: "c",
+		Arguments: json.RawMessage(`{"a":1}`), MIMEType: "m", URI: "u", Size: 1, IsError: true, Data: json.RawMessage(`[]`)}}}
+	var parts []json.RawMessage
+	require.NoError(t, json.Unmarshal(every.AppendJSON(nil), &struct{ Parts *[]json.RawMessage }{&parts}))
+	got, _ = keys(t, parts[0])
+	assert.Equal(t, names(sub(msg, "parts"), all), got, "parts")
+	none := record.Message{Parts: []record.Part{{}}}
+	got, vals = keys(t, none.AppendJSON(nil))
+	assert.Equal(t, names(msg, required), got)
+	require.NoError(t, json.Unmarshal(vals["parts"], &parts))
+	got, _ = keys(t, parts[0])
+	assert.Equal(t, names(sub(msg, "parts"), required), got, "parts")
 
 	var empty record.Record
 	got, vals = keys(t, empty.AppendJSON(nil))
@@ -176,7 +187,7 @@ func TestSchemaSlog(t *testing.T) {
 		}
 		assert.ElementsMatch(t, names(sub(record.Fields(), group), logged), keys, group)
 	}
-	for _, transcript := range []string{"args", "kwargs", "program_source", "output", "tool_calls", "reasoning"} {
+	for _, transcript := range []string{"args", "kwargs", "program_source", "output_message"} {
 		assert.NotContains(t, got, transcript)
 	}
 }

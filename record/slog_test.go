@@ -22,7 +22,7 @@ func loggedRecord() record.Record {
 	r.Args = json.RawMessage(`["` + canary + `"]`)
 	r.Kwargs = json.RawMessage(`{"prompt":"` + canary + `"}`)
 	r.ProgramSource = canary
-	r.Output = canary
+	r.Output = &record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartText, Content: canary}}}
 	return r
 }
 

@@ -17,11 +17,11 @@ func ExampleSecrets() {
 func ExamplePII() {
 	rec := record.Record{
 		Args:   json.RawMessage(`[{"role":"user","content":"I am jane@example.com, card 4111 1111 1111 1111"}]`),
-		Output: "I will write to jane@example.com.",
+		Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{{Type: record.PartText, Content: "I will write to jane@example.com."}}},
 	}
 	redact.PII(redact.WithKey([]byte("our key")))(&rec)
 	fmt.Println(string(rec.Args))
-	fmt.Println(rec.Output)
+	fmt.Println(rec.Output.Text())
 	// Output:
 	// [{"role":"user","content":"I am [EMAIL:aaeb86], card [CARD:43feb2]"}]
 	// I will write to [EMAIL:aaeb86].

@@ -18,7 +18,7 @@ import (
 // benchRecord is the record the recorder makes of bench/'s call (a 4 KiB
 // chat request and its 4 KiB answer, internal/benchdata), output kept.
 func benchRecord(b *testing.B) record.Record {
-	rec := middleware.NewRecorder(middleware.WithOutput())
+	rec := middleware.NewRecorder()
 	defer rec.Close()
 	client := &http.Client{Transport: middleware.Chain(benchdata.JSON, rec.Middleware())}
 	resp, err := client.Post("http://api.example/v1/chat/completions", "application/json", bytes.NewReader(benchdata.Request))
@@ -48,7 +48,7 @@ func BenchmarkPII(b *testing.B) {
 	} {
 		pii := redact.PII(opt.opts...)
 		b.Run("marks="+opt.name, func(b *testing.B) {
-			b.SetBytes(int64(len(r.Args) + len(r.Kwargs) + len(r.Output)))
+			b.SetBytes(int64(len(r.Args) + len(r.Kwargs) + len(r.Output.Text())))
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
@@ -66,7 +66,7 @@ func BenchmarkPIIPlanted(b *testing.B) {
 	r := benchRecord(b)
 	r.Args = bytes.Replace(r.Args, []byte(`"content":"`), []byte(`"content":"Reach me at jane@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. `), 1)
 	pii := redact.PII(redact.WithKey([]byte("bench")))
-	b.SetBytes(int64(len(r.Args) + len(r.Kwargs) + len(r.Output)))
+	b.SetBytes(int64(len(r.Args) + len(r.Kwargs) + len(r.Output.Text())))
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {

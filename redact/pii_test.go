@@ -155,11 +155,13 @@ func TestPIIRecord(t *testing.T) {
 		Kwargs:        json.RawMessage(`{"user":"+44 20 7946 0958"}`),
 		ErrorMessage:  "card 4111 1111 1111 1111 declined",
 		ProgramSource: "send('jane@example.com')",
-		Output:        "Sure, I will write to jane@example.com.",
-		Reasoning:     "The user gave 203.0.113.7.",
-		ToolCalls:     []record.ToolCall{{ID: "call_1", Name: "email", Arguments: `{"to":"jane@example.com"}`}},
-		Tags:          tags,
-		Metadata:      meta,
+		Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+			{Type: record.PartReasoning, Content: "The user gave 203.0.113.7."},
+			{Type: record.PartText, Content: "Sure, I will write to jane@example.com."},
+			{Type: record.PartToolCall, ID: "call_1", Name: "email", Arguments: json.RawMessage(`{"to":"jane@example.com"}`)},
+		}},
+		Tags:     tags,
+		Metadata: meta,
 	}
 	redact.PII()(&rec)
 	all := string(rec.AppendJSON(nil))
@@ -168,7 +170,8 @@ func TestPIIRecord(t *testing.T) {
 	}
 	assert.JSONEq(t, `[{"role":"user","content":"I am [EMAIL]"}]`, string(rec.Args))
 	assert.Equal(t, "u-42", rec.UserID, "the user id is how a history is found: kept")
-	assert.Equal(t, "call_1", rec.ToolCalls[0].ID)
+	assert.Equal(t, "call_1", rec.Output.Parts[2].ID)
+	assert.Equal(t, "Sure, I will write to [EMAIL].", rec.Output.Text())
 	assert.Equal(t, []string{"support", "[EMAIL]"}, rec.Tags)
 	assert.Equal(t, map[string]string{"customer": "[EMAIL]", "plan": "pro"}, rec.Metadata)
 	assert.Equal(t, "jane@example.com", tags[1], "the caller's tags are not written to")

@@ -325,10 +325,7 @@ func (b *Builder) Add(r record.Record) {
 }
 
 func (b *Builder) addError(r record.Record) {
-	typ := r.Outcome.ErrorType
-	if typ == "" {
-		typ = r.ErrorType
-	}
+	typ := r.FailureType()
 	if typ == "" {
 		typ = record.ErrorUnknown
 	}
@@ -374,18 +371,8 @@ func (b *Builder) tokensOf(model string) *Tokens {
 	return t
 }
 
-// providerName is the provider of a method: the part of its name before
-// the first dot ("openai.chat.completions.create", "http.POST /x").
-func providerName(method string) string {
-	name, _, found := strings.Cut(method, ".")
-	if !found || name == "" {
-		return "(none)"
-	}
-	return name
-}
-
 func (b *Builder) providerOf(method string) *Provider {
-	name := keyOf(providerName(method))
+	name := keyOf(label(record.ProviderOf(method))) // "(none)", as for every missing name
 	p, ok := b.providers[name]
 	if !ok {
 		if len(b.providers) >= b.opts.MaxKeys {

@@ -77,7 +77,7 @@ func (fl *Follower) Last(ctx context.Context, n int) ([]record.Record, error) {
 		return nil, fl.s.readErr(err)
 	}
 	slices.Reverse(ds)
-	return fl.s.assemble(ctx, ds, !fl.opts.NoArgs, fl.memo)
+	return fl.s.assemble(ctx, ds, !fl.opts.NoArgs, !fl.opts.NoOutput, fl.memo)
 }
 
 // begin sets the follower at the end of the store.
@@ -231,7 +231,7 @@ func (fl *Follower) poll1(ctx context.Context) ([]record.Record, error) {
 	if err != nil {
 		return nil, fl.s.readErr(err)
 	}
-	return fl.s.assemble(ctx, ds, !fl.opts.NoArgs, fl.memo)
+	return fl.s.assemble(ctx, ds, !fl.opts.NoArgs, !fl.opts.NoOutput, fl.memo)
 }
 
 // shift renumbers the placeholders of cond ($1...) to follow n others.

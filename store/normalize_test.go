@@ -43,7 +43,7 @@ func TestRecordedRecordsAreNotNormalizedAgain(t *testing.T) {
 	// Every record reads back whole.
 	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{}) {
 		require.NoError(t, err)
-		assert.True(t, strings.HasPrefix(string(r.Args), `[{"content":"You are the support assistant`), r.CallID)
+		assert.True(t, strings.HasPrefix(string(r.Args), `[{`) && strings.Contains(string(r.Args), `You are the support assistant`), "%s: %.80s", r.CallID, r.Args)
 	}
 
 	// Records from elsewhere are checked.

@@ -178,8 +178,9 @@ type Query struct {
 	// Cursor continues from the page whose [Page].Next it is; "" starts
 	// with the newest record.
 	Cursor string
-	// NoArgs leaves Args empty ("[]"): for a list, which needs no
-	// transcripts, it saves reading them.
+	// NoArgs leaves Args empty ("[]") and Output nil: for a list, which
+	// needs no transcripts, it saves reading them (both are messages,
+	// kept apart from the records).
 	NoArgs bool
 }
 
@@ -290,7 +291,7 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if more {
 		page.Next = last.String()
 	}
-	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, nil)
+	page.Records, err = s.assemble(ctx, ds, !q.NoArgs, !q.NoArgs, nil)
 	return page, err
 }
 
@@ -343,6 +344,6 @@ func (s *Store) pageOf(ctx context.Context, found []cursor, limit int, noArgs bo
 			ordered = append(ordered, d)
 		}
 	}
-	page.Records, err = s.assemble(ctx, ordered, !noArgs, nil)
+	page.Records, err = s.assemble(ctx, ordered, !noArgs, !noArgs, nil)
 	return page, err
 }

@@ -44,7 +44,7 @@ func (s *Store) Get(ctx context.Context, callID string) (record.Record, error) {
 	if err != nil {
 		return record.Record{}, s.readErr(err)
 	}
-	recs, err := s.assemble(ctx, []*docRow{d}, true, nil)
+	recs, err := s.assemble(ctx, []*docRow{d}, true, true, nil)
 	if err != nil {
 		return record.Record{}, err
 	}
@@ -79,7 +79,7 @@ func (s *Store) GetMany(ctx context.Context, callIDs []string) ([]record.Record,
 		}
 	}
 	slices.SortFunc(ds, func(a, b *docRow) int { return order[at[a.seq]] - order[at[b.seq]] })
-	return s.assemble(ctx, ds, true, nil)
+	return s.assemble(ctx, ds, true, true, nil)
 }
 
 // Trace returns the records of a trace, oldest first (by timestamp, then
@@ -94,7 +94,7 @@ func (s *Store) Trace(ctx context.Context, traceID string) ([]record.Record, err
 	if err != nil {
 		return nil, s.readErr(err)
 	}
-	return s.assemble(ctx, ds, true, nil)
+	return s.assemble(ctx, ds, true, true, nil)
 }
 
 func scanDocs(rows *sql.Rows) ([]*docRow, error) {
@@ -123,15 +123,18 @@ func (s *Store) readErr(err error) error {
 type idMemo map[int64][]int64
 
 // assemble decodes rows into records, putting their args back together
-// when withArgs. memo, when not nil, carries the IDs of bases across
-// calls.
-func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, memo idMemo) ([]record.Record, error) {
+// when withArgs, and reading their answers when withOutput (both are
+// messages, kept apart from the records). memo, when not nil, carries the
+// IDs of bases across calls.
+func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs, withOutput bool, memo idMemo) ([]record.Record, error) {
 	// Decompressing and decoding are most of a read: on every core.
 	recs := make([]record.Record, len(rows))
+	outs := make([]int64, len(rows)) // each record's answer, a message
 	errs := make([]error, len(rows))
 	parallel(len(rows), func(i int) {
 		doc, err := decodeDoc(rows[i].doc)
 		if err == nil {
+			doc, outs[i] = outputRef(doc)
 			recs[i], err = record.DecodeLine(doc)
 		}
 		if err != nil {
@@ -141,7 +144,13 @@ func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, mem
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if !withArgs && !withOutput {
+		return recs, nil
+	}
 	if !withArgs {
+		if err := s.answers(ctx, recs, outs); err != nil {
+			return nil, err
+		}
 		return recs, nil
 	}
 	if memo == nil {
@@ -165,6 +174,9 @@ func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, mem
 		for _, id := range ids {
 			need[id] = true
 		}
+		if withOutput && outs[i] != 0 {
+			need[outs[i]] = true
+		}
 	}
 	bodies, err := s.messageBodies(ctx, need)
 	if err != nil {
@@ -187,7 +199,48 @@ func (s *Store) assemble(ctx context.Context, rows []*docRow, withArgs bool, mem
 		buf.WriteByte(']')
 		recs[i].Args = bytes.Clone(buf.Bytes())
 	}
-	return recs, nil
+	if !withOutput {
+		return recs, nil
+	}
+	return recs, s.setAnswers(recs, outs, bodies)
+}
+
+// answers reads the answers of recs, whose message IDs are outs (0: none
+// kept).
+func (s *Store) answers(ctx context.Context, recs []record.Record, outs []int64) error {
+	need := map[int64]bool{}
+	for _, id := range outs {
+		if id != 0 {
+			need[id] = true
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	bodies, err := s.messageBodies(ctx, need)
+	if err != nil {
+		return err
+	}
+	return s.setAnswers(recs, outs, bodies)
+}
+
+// setAnswers sets the Output of recs from the bodies of their answers.
+func (s *Store) setAnswers(recs []record.Record, outs []int64, bodies map[int64][]byte) error {
+	for i, id := range outs {
+		if id == 0 {
+			continue
+		}
+		b, ok := bodies[id]
+		if !ok {
+			return fmt.Errorf("store: %s: message %d, the answer of record %s, is missing", s.url, id, recs[i].CallID)
+		}
+		var out record.Message
+		if err := out.UnmarshalJSON(b); err != nil {
+			return fmt.Errorf("store: %s: the answer of record %s (message %d): %w", s.url, recs[i].CallID, id, err)
+		}
+		recs[i].Output = &out
+	}
+	return nil
 }
 
 // messageBodies reads the messages with the given IDs.

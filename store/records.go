@@ -13,6 +13,10 @@ type ReadOptions struct {
 	// NoArgs leaves Args empty ("[]"), saving the work of putting them
 	// back together: for readers that need no transcripts, as a report.
 	NoArgs bool
+	// NoOutput leaves Output nil, saving the reading of each record's
+	// answer (a message kept apart from the record): for readers that
+	// need none, as a report.
+	NoOutput bool
 }
 
 // scanPage is how many records Records reads at once.
@@ -49,7 +53,7 @@ func (s *Store) Records(ctx context.Context, f Filter, o ReadOptions) iter.Seq2[
 			if len(memo) > 100_000 {
 				clear(memo) // bounded; bases are fetched again when needed
 			}
-			recs, err := s.assemble(ctx, ds, !o.NoArgs, memo)
+			recs, err := s.assemble(ctx, ds, !o.NoArgs, !o.NoOutput, memo)
 			if err != nil {
 				yield(record.Record{}, err)
 				return

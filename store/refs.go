@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
 )
 
 // A record's args are stored as references to messages (see write.go):
@@ -46,4 +48,44 @@ func countRefs(refs []byte) int {
 		}
 	}
 	return n
+}
+
+// A record's answer (its Output) is a message too, kept once with the
+// messages of args: the next call of its conversation sends it back as
+// one of them. Its stored JSON (a record_docs doc) names it by ID in a
+// first member of the store's own, which readers take out before they
+// decode the rest as a record.
+const outputRefKey = `{"llmhistory_output_message_id":`
+
+// withOutputRef returns the JSON of a record, doc, naming its answer.
+func withOutputRef(doc []byte, id int64) []byte {
+	out := make([]byte, 0, len(doc)+len(outputRefKey)+20)
+	out = append(out, outputRefKey...)
+	out = strconv.AppendInt(out, id, 10)
+	if len(doc) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, doc[1:]...)
+}
+
+// outputRef takes the answer's ID out of a stored record's JSON: the
+// record's JSON, and the ID (0 when it has no answer).
+func outputRef(doc []byte) ([]byte, int64) {
+	rest, ok := bytes.CutPrefix(doc, []byte(outputRefKey))
+	if !ok {
+		return doc, 0
+	}
+	end := bytes.IndexAny(rest, ",}")
+	if end < 0 {
+		return doc, 0
+	}
+	id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	if err != nil {
+		return doc, 0
+	}
+	if rest[end] == '}' {
+		return []byte("{}"), id
+	}
+	// The record's own members, its opening brace in place of the comma.
+	return append([]byte{'{'}, rest[end+1:]...), id
 }

@@ -158,7 +158,11 @@ type prep struct {
 	tail  []*message  // the elements after them
 	entry *traceEntry // this record, as the next of its trace will see it
 	text  []byte
-	doc   []byte // its JSON without args
+	doc   []byte // its JSON without args (and without its answer), stored
+	// out is the record's answer (Output), kept as a message as args'
+	// are: it is the message the next call of its conversation sends
+	// back, so the two are one row. The doc names it (withOutputRef).
+	out *message
 }
 
 // message is one element of args being written, by content.
@@ -190,22 +194,22 @@ func prepare(r record.Record, now time.Time, normalized bool) *prep {
 	}
 	p.ts = t.UnixMicro()
 	p.sec = t.Unix()
-	p.provider, _, _ = strings.Cut(r.MethodName, ".")
-	if !strings.Contains(r.MethodName, ".") {
-		p.provider = ""
-	}
-	p.errType = r.Outcome.ErrorType
-	if p.errType == "" {
-		p.errType = r.ErrorType
-	}
+	p.provider = r.Provider()
+	p.errType = r.FailureType()
 	record.EachValidElement(r.Args, func(v []byte) bool {
 		p.elems = append(p.elems, v)
 		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
 		return true
 	})
 	doc := r
-	doc.Args = nil // kept as references
-	p.doc = encodeDoc(doc.AppendJSON(make([]byte, 0, 512)))
+	doc.Args, doc.Output = nil, nil // kept as references
+	p.doc = doc.AppendJSON(make([]byte, 0, 512))
+	if r.Output != nil {
+		body := r.Output.AppendJSON(nil)
+		p.out = &message{hash: contentKey(p.sec, body), body: body}
+	} else {
+		p.doc = encodeDoc(p.doc) // else once its answer's ID is known
+	}
 	return p
 }
 
@@ -418,17 +422,25 @@ func touchOf(sec int64) int64 {
 func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	byHash := map[[16]byte]*message{}
 	var order []*message
+	// one keeps one message of each content, stamped with the newest
+	// record of the batch that uses it.
+	one := func(m *message, stamp int64) *message {
+		if seen, ok := byHash[m.hash]; ok {
+			seen.stamp = max(seen.stamp, stamp)
+			return seen
+		}
+		m.stamp = stamp
+		byHash[m.hash] = m
+		order = append(order, m)
+		return m
+	}
 	for _, p := range ps {
 		stamp := touchOf(p.sec)
 		for i, m := range p.tail {
-			if seen, ok := byHash[m.hash]; ok {
-				p.tail[i] = seen
-				seen.stamp = max(seen.stamp, stamp)
-				continue
-			}
-			m.stamp = stamp
-			byHash[m.hash] = m
-			order = append(order, m)
+			p.tail[i] = one(m, stamp)
+		}
+		if p.out != nil {
+			p.out = one(p.out, stamp)
 		}
 	}
 	// Sorted by hash, so that replicas inserting the same messages take
@@ -647,6 +659,11 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		ps = kept
 	}
 	// record_docs
+	parallel(len(ps), func(i int) {
+		if p := ps[i]; p.out != nil {
+			p.doc = encodeDoc(withOutputRef(p.doc, p.out.id))
+		}
+	})
 	rows = rows[:0]
 	for _, p := range ps {
 		var base any

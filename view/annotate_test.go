@@ -31,13 +31,14 @@ func scoredRecords() []record.Record {
 	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	var recs []record.Record
 	for i := range 6 {
+		answer := record.TextMessage(record.RoleAssistant, fmt.Sprintf("answer %d", i))
 		recs = append(recs, record.Record{
 			CallID: fmt.Sprintf("call-%d", i), TraceID: fmt.Sprintf("conv-%d", i/2),
 			Timestamp: record.FormatTime(start.Add(time.Duration(i) * time.Minute)), Speaker: "user",
 			MethodName: "openai.chat.completions.create",
 			Args:       json.RawMessage(fmt.Sprintf(`[{"role":"user","content":"question %d"}]`, i)),
 			Kwargs:     json.RawMessage(`{"model":"gpt-4o-mini"}`), Outcome: record.Success("chat.completion"),
-			Model: []string{"gpt-4o-mini", "gpt-4o"}[i%2], Output: fmt.Sprintf("answer %d", i),
+			Model: []string{"gpt-4o-mini", "gpt-4o"}[i%2], Output: &answer,
 			HistoryQueryPatterns: []string{}, Version: 1,
 		})
 	}

@@ -86,7 +86,7 @@ func TestBrowser(t *testing.T) {
 	assert.Equal(t, "user: Where is my order 1042?", turns[4])
 	assert.Contains(t, turns[5], "lookup_order")
 	assert.Contains(t, turns[5], `"order_id": "1042"`)
-	assert.Contains(t, turns[5], `"status":"shipped"`, "the tool's result, next to its call")
+	assert.Contains(t, turns[5], `"status": "shipped"`, "the tool's result, next to its call, its JSON indented")
 	assert.Equal(t, "assistant: Order 1042 has shipped; it arrives on Thursday.", turns[6])
 	calls := eval[[]string](t, b, `[...document.querySelectorAll('#transcript .call')].map(e => e.textContent.replace(/\s+/g, ' ').trim())`)
 	require.Len(t, calls, 4)
@@ -117,7 +117,7 @@ func TestBrowser(t *testing.T) {
 	eval[bool](t, b, `window.sameDocument = true`)
 	appendRecord(t, path, record.Record{
 		CallID: "live-call-1", Timestamp: record.FormatTime(time.Now()), Speaker: record.SpeakerUser,
-		MethodName: "openai.chat.completions.create", Args: []byte(`[{"role":"user","content":"Written while you watched."}]`),
+		MethodName: "openai.chat.completions.create", Args: []byte(`[{"role":"user","parts":[{"type":"text","content":"Written while you watched."}]}]`),
 		Kwargs: []byte(`{"model":"gpt-4o-mini"}`), Outcome: record.Success("chat.completion"), TraceID: "live-1", UserID: "zed",
 	})
 	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#conversations tbody tr[data-key="live-1"]`)))

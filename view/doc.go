@@ -51,8 +51,9 @@
 //     thinking folded; media the recorder elided marked; between the
 //     messages, each call with its model, tokens, cost, latency, time to
 //     first chunk, attempts and error, where it happened. The answer of a
-//     call is the assistant turn the next call sends back, or the output
-//     the recorder stored (middleware.WithOutput).
+//     call is the assistant turn the next call sends back, or the answer
+//     the record kept (its Output, a message, as every message shown is:
+//     record.Message, whatever the provider).
 //   - /c/{id}/tree is its calls as a tree (parent_call_id), each drawn on
 //     one time axis.
 //   - /call/{call_id} is one call: kwargs, usage, cost, timings, attempts,

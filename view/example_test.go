@@ -21,7 +21,7 @@ func ExampleNewHandler() {
 	src := view.FromRecords([]record.Record{{
 		CallID: "01JCALL1", Timestamp: "2026-03-01T10:00:00Z", Speaker: record.SpeakerUser,
 		MethodName: "openai.chat.completions.create",
-		Args:       json.RawMessage(`[{"role":"user","content":"Where is my order <b>1042</b>?"}]`),
+		Args:       record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, "Where is my order <b>1042</b>?")}),
 		Kwargs:     json.RawMessage(`{"model":"gpt-4o-mini"}`),
 		Outcome:    record.Success("chat.completion"),
 		TraceID:    "support-42", UserID: "ana",
@@ -58,7 +58,7 @@ func ExampleOpenJSONL() {
 		sink.Append(context.Background(), record.Record{
 			CallID: fmt.Sprintf("call-%d", i), Timestamp: fmt.Sprintf("2026-03-01T10:0%d:00Z", i),
 			Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
-			Args:    json.RawMessage(fmt.Sprintf(`[{"role":"user","content":%q}]`, q)),
+			Args:    record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, q)}),
 			Outcome: record.Success("chat.completion"), TraceID: "trip", Tags: []string{"travel"},
 		})
 	}
@@ -78,5 +78,5 @@ func ExampleOpenJSONL() {
 	fmt.Println(string(trace.Calls[1].Record.Args))
 	// Output:
 	// trip: 2 calls, first asked "What should I pack?"
-	// [{"role":"user","content":"And the weather?"}]
+	// [{"role":"user","parts":[{"type":"text","content":"And the weather?"}]}]
 }

@@ -12,9 +12,14 @@ import (
 var partKinds = map[string]bool{partText: true, partThinking: true, partToolCall: true, partToolResult: true, partMedia: true, partCode: true, partJSON: true}
 
 // Any element of a record's Args reads as a message of a known role,
-// whose parts are of known kinds; nothing panics.
+// whose parts are of known kinds; nothing panics. The seeds are messages
+// of the model, and elements of other shapes (records written before it).
 func FuzzParseMessage(f *testing.F) {
 	for _, s := range []string{
+		`{"role":"user","parts":[{"type":"text","content":"hi"},{"type":"media","mime_type":"image/png","size":10}]}`,
+		`{"role":"assistant","parts":[{"type":"reasoning"},{"type":"tool_call","id":"c","name":"f","arguments":{"a":1}},{"type":"refusal","content":"no"}]}`,
+		`{"role":"tool","parts":[{"type":"tool_call_response","id":"c","content":"{\"r\":1}","is_error":true},{"type":"other","name":"x","data":"s"}]}`,
+		`{"role":"x","parts":[{"type":"media","uri":"gs://b/o"},{"type":"other","data":[1]}]}`,
 		`{"role":"user","content":"hi"}`,
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}`,
 		`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"r"}]}`,
@@ -47,6 +52,8 @@ func FuzzParseMessage(f *testing.F) {
 // Any two calls' Args lay out as a transcript without panicking, each
 // call shown once.
 func FuzzTranscript(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","parts":[{"type":"text","content":"q"}]}]`),
+		[]byte(`[{"role":"user","parts":[{"type":"text","content":"q"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"1","name":"f"}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"1"}]}]`))
 	f.Add([]byte(`[{"role":"user","content":"q"}]`), []byte(`[{"role":"user","content":"q"},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]`))
 	f.Add([]byte(`[{"role":"system","content":"s"}]`), []byte(`[{"role":"system","content":"t"},{"role":"assistant","tool_calls":[{"id":"1","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"1"}]`))
 	f.Add([]byte(`not json`), []byte(`[1,[2],{"parts":[{"functionResponse":{"name":"f"}}]}]`))
@@ -68,7 +75,7 @@ func FuzzTranscript(f *testing.F) {
 func FuzzJSONL(f *testing.F) {
 	good := record.Record{
 		CallID: "c1", Timestamp: "2026-03-01T10:00:00Z", Speaker: "user", MethodName: "openai.chat.completions.create",
-		Args: json.RawMessage(`[{"role":"user","content":"hello"}]`), Kwargs: json.RawMessage(`{"model":"m"}`),
+		Args: json.RawMessage(`[{"role":"user","parts":[{"type":"text","content":"hello"}]}]`), Kwargs: json.RawMessage(`{"model":"m"}`),
 		Outcome: record.Success("chat.completion"), TraceID: "t1", UserID: "u", Tags: []string{"x"},
 	}
 	line := good.AppendJSON(nil)

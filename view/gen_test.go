@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -181,6 +185,9 @@ func (c *genConv) next(rng *rand.Rand, at time.Time) record.Record {
 		c.msgs = append(c.msgs, raw(map[string]any{"role": "user", "content": q}))
 	}
 	args := append([]json.RawMessage{c.sys}, c.msgs...)
+	for i, a := range args {
+		args[i] = toModel(provider, a) // as the provider records it
+	}
 
 	in := 0
 	for _, a := range args {
@@ -234,6 +241,7 @@ func (c *genConv) next(rng *rand.Rand, at time.Time) record.Record {
 		return r
 	}
 	// The answer, as the program will send it back.
+	answerAt := len(c.msgs)
 	switch {
 	case toolTurn && provider == "openai":
 		r.Outcome.FinishReason = "tool_calls"
@@ -257,8 +265,28 @@ func (c *genConv) next(rng *rand.Rand, at time.Time) record.Record {
 	default:
 		c.msgs = append(c.msgs, raw(map[string]any{"role": "assistant", "content": a}))
 	}
-	if c.done() {
-		r.Output = a // the last answer, stored as WithOutput would
+	// The answer, as the recorder keeps it: the first message the program
+	// sends back.
+	var answer record.Message
+	if err := json.Unmarshal(toModel(provider, c.msgs[answerAt]), &answer); err == nil {
+		r.Output = &answer
 	}
 	return r
+}
+
+// toModel reads a message of a provider's shape into the message model,
+// as the provider does when it records a call.
+func toModel(provider string, raw json.RawMessage) json.RawMessage {
+	var m record.Message
+	switch {
+	case bytes.Contains(raw, []byte(`"system":true`)), bytes.Contains(raw, []byte(`"systemInstruction":true`)):
+		m = record.TextMessage(record.RoleSystem, genSystem)
+	case provider == "anthropic":
+		m = anthropic.Message(raw)
+	case provider == "gemini":
+		m = gemini.Content(raw)
+	default:
+		m = openai.ChatMessage(raw)
+	}
+	return m.AppendJSON(nil)
 }

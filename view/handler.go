@@ -557,7 +557,7 @@ var shownFields = map[string]bool{
 	"attempts": true, "hops": true, "model": true, "usage": true, "cost": true, "truncated": true,
 	"history_guidance": true, "history_record_appended": true, "conversation_history_size": true,
 	"history_access_detected": true, "history_query_patterns": true, "version": true,
-	"tool_calls": true, "reasoning": true, "server_address": true, "server_port": true,
+	"tool_calls": true, "reasoning": true, "output_message": true, "server_address": true, "server_port": true,
 	"service_tier": true, "system_fingerprint": true,
 }
 

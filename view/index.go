@@ -244,7 +244,7 @@ func summarize(r *record.Record) summary {
 		model:    modelOf(r),
 		method:   r.MethodName,
 		user:     r.UserID,
-		errType:  r.Outcome.ErrorType,
+		errType:  r.FailureType(),
 		tags:     r.Tags,
 		attempts: uint8(min(max(r.Attempts, 0), 255)),
 		depth:    -1,
@@ -265,9 +265,6 @@ func summarize(r *record.Record) summary {
 		s.status = statusCanceled
 	default:
 		s.status = statusError
-	}
-	if s.errType == "" {
-		s.errType = r.ErrorType
 	}
 	if r.Depth != nil {
 		s.depth = int16(min(max(*r.Depth, 0), math.MaxInt16))
@@ -308,16 +305,6 @@ func finite(v float64) float64 {
 
 func clamp32(v int) int32 { return int32(min(max(v, 0), math.MaxInt32)) }
 
-// providerName is the provider of a method: the part of its name before
-// the first dot, as the report counts it.
-func providerName(method string) string {
-	name, _, found := strings.Cut(method, ".")
-	if !found || name == "" {
-		return ""
-	}
-	return name
-}
-
 // add puts a record's summary in the index, as the next record of seg.
 func (ix *index) add(seg int, s *summary) {
 	id := int32(ix.entries.len())
@@ -329,7 +316,7 @@ func (ix *index) add(seg int, s *summary) {
 	}
 	e.method = ix.methods.id(s.method)
 	if e.method >= 0 && int(e.method) >= len(ix.providerOf) {
-		ix.providerOf = append(ix.providerOf, ix.providers.id(providerName(s.method)))
+		ix.providerOf = append(ix.providerOf, ix.providers.id(record.ProviderOf(s.method)))
 	}
 	if s.priced {
 		e.flags |= flagPriced

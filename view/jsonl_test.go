@@ -28,7 +28,7 @@ func rec(trace string, i int, user string, ok bool) record.Record {
 		Timestamp:  record.FormatTime(time.Date(2026, 3, 1, 10, i, 0, 0, time.UTC)),
 		Speaker:    record.SpeakerUser,
 		MethodName: "openai.chat.completions.create",
-		Args:       []byte(fmt.Sprintf(`[{"role":"user","content":"question %d of %s"}]`, i, trace)),
+		Args:       []byte(fmt.Sprintf(`[{"role":"user","parts":[{"type":"text","content":"question %d of %s"}]}]`, i, trace)),
 		Kwargs:     []byte(`{"model":"gpt-4o-mini"}`),
 		Outcome:    record.Success("chat.completion"),
 		TraceID:    trace,
@@ -267,7 +267,7 @@ func TestJSONLConversationsQuery(t *testing.T) {
 		}
 		if i == 11 {
 			r.Attempts = 3
-			r.Args = []byte(`[{"role":"user","content":"Où est ma Commande? \"vite\" <b>"}]`)
+			r.Args = []byte(`[{"role":"user","parts":[{"type":"text","content":"Où est ma Commande? \"vite\" <b>"}]}]`)
 		}
 		rs = append(rs, r)
 	}

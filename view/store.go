@@ -258,7 +258,7 @@ func cut(f Facets, limit int) Facets {
 
 // Subscribe implements [Source]: it follows the store for new records.
 func (v *Store) Subscribe(ctx context.Context) (<-chan Change, error) {
-	fl := v.s.Follow(store.Filter{}, store.FollowOptions{Poll: v.poll, ReadOptions: store.ReadOptions{NoArgs: true}})
+	fl := v.s.Follow(store.Filter{}, store.FollowOptions{Poll: v.poll, ReadOptions: store.ReadOptions{NoArgs: true, NoOutput: true}})
 	out := make(chan Change)
 	go func() {
 		defer close(out)

@@ -41,12 +41,12 @@ func testStoreSource(t *testing.T, url string) {
 	for i := range 12 {
 		r := rec(fmt.Sprintf("t%02d", i%4), i, []string{"ana", "bo"}[i%2], i != 5)
 		r.Tags = []string{"checkout"}
-		r.Args = []byte(fmt.Sprintf(`[{"role":"user","content":"first question of t%02d"},{"role":"assistant","content":"an answer"},{"role":"user","content":"question %d"}]`, i%4, i))
+		r.Args = []byte(fmt.Sprintf(`[{"role":"user","parts":[{"type":"text","content":"first question of t%02d"}]},{"role":"assistant","parts":[{"type":"text","content":"an answer"}]},{"role":"user","parts":[{"type":"text","content":"question %d"}]}]`, i%4, i))
 		rs = append(rs, r)
 	}
 	// t03 moves to another provider mid-way, in its longest call.
 	rs[7].MethodName, rs[7].Model = "anthropic.messages.create", "claude-sonnet-4-5"
-	rs[7].Args = []byte(`[{"role":"user","content":"first question of t03"},{"role":"assistant","content":"an answer"},{"role":"user","content":"more"},{"role":"assistant","content":"more"},{"role":"user","content":"question 7"}]`)
+	rs[7].Args = []byte(`[{"role":"user","parts":[{"type":"text","content":"first question of t03"}]},{"role":"assistant","parts":[{"type":"text","content":"an answer"}]},{"role":"user","parts":[{"type":"text","content":"more"}]},{"role":"assistant","parts":[{"type":"text","content":"more"}]},{"role":"user","parts":[{"type":"text","content":"question 7"}]}]`)
 	for _, r := range rs {
 		require.NoError(t, w.Append(ctx, r))
 	}

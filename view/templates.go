@@ -54,6 +54,7 @@ func parseTemplates(prefix string) map[string]*template.Template {
 		},
 		"roleName": roleName,
 		"failed":   func(r any) bool { return recordOf(r).Outcome.Status != record.StatusOK },
+		"failure":  func(r any) string { return recordOf(r).FailureType() },
 		"model":    func(r any) string { return modelOf(recordOf(r)) },
 		"depth": func(r any) int {
 			if d := recordOf(r).Depth; d != nil {

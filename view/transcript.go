@@ -1,7 +1,6 @@
 package view
 
 import (
-	"encoding/json"
 	"hash/maphash"
 	"slices"
 
@@ -17,8 +16,8 @@ import (
 // own, the longest such; the answer of a call is the assistant messages
 // that follow its messages in the call that continues it (the model's
 // answer as the program sent it back), or else the answer the record
-// stored (output, tool_calls, reasoning) when the recorder kept it.
-// Messages are compared by their bytes as recorded.
+// kept (its Output). Messages are compared by their bytes as recorded:
+// the providers read every message into one model, with one encoding.
 
 // turnCall is one call of a transcript.
 type turnCall struct {
@@ -185,69 +184,25 @@ func equalHashes(a, b []uint64) bool {
 	return true
 }
 
-// quickRole reads an element's role without decoding it: the role shown,
-// from the role member, the system markers and the Responses item type.
+// quickRole reads an element's role as shown, without decoding the rest
+// of it.
 func quickRole(el []byte) string {
-	if len(el) == 0 || el[0] != '{' {
-		return roleUser
+	switch r := roleOf(el); r {
+	case record.RoleSystem, record.RoleUser, record.RoleAssistant, record.RoleTool:
+		return r
 	}
-	role, typ, system, toolID := "", "", false, false
-	record.EachValidMember(el, func(k, v []byte) bool {
-		switch string(k) {
-		case "role":
-			role, _ = record.String(v)
-		case "type":
-			typ, _ = record.String(v)
-		case "system", "instructions", "systemInstruction":
-			system = system || string(v) == "true"
-		case "tool_call_id":
-			toolID = true
-		}
-		return true
-	})
-	switch {
-	case system:
-		return roleSystem
-	case toolID:
-		return roleTool
-	case typ == "function_call" || typ == "reasoning" || typ == "custom_tool_call":
-		return roleAssistant
-	case typ == "function_call_output" || typ == "custom_tool_call_output":
-		return roleTool
-	}
-	r, _ := normalRole(role)
-	return r
+	return roleOther
 }
 
-// recordedAnswer is the answer a record stored: its reasoning, output and
-// tool calls, which the recorder keeps when asked to
-// (middleware.WithOutput); nil when none.
+// recordedAnswer is the answer a record kept (its Output, which the
+// recorder keeps unless told not to); nil when none.
 func recordedAnswer(c *Call) *message {
-	r := &c.Record
-	m := &message{Role: roleAssistant, Label: "recorded output"}
-	if r.Reasoning != "" {
-		m.Parts = append(m.Parts, &part{Kind: partThinking, Text: r.Reasoning})
-	}
-	if r.Output != "" {
-		m.Parts = append(m.Parts, textPart(r.Output))
-	}
-	for _, tc := range r.ToolCalls {
-		m.Parts = append(m.Parts, toolCall(tc.ID, tc.Name, quoteArgs(tc.Arguments)))
-	}
-	if len(m.Parts) == 0 {
+	if c.Record.Output == nil || len(c.Record.Output.Parts) == 0 {
 		return nil
 	}
+	m := viewOf(*c.Record.Output)
+	m.Role = roleAssistant
 	return m
-}
-
-// quoteArgs is a tool call's arguments, as the model wrote them, as the
-// JSON string toolCall reads.
-func quoteArgs(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	b, _ := json.Marshal(s)
-	return b
 }
 
 func thinkingOf(m *message) *part {

@@ -2,14 +2,35 @@ package view
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/bedrock"
+	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
+
+// recorded returns the Args a provider records for a request body sent to
+// path: the messages in the message model, as the viewer reads them.
+func recorded(p providers.Provider, path, body string) string {
+	call, ok := p.ParseRequest(&providers.Request{Method: "POST", URL: &url.URL{Path: path}, Body: []byte(body)})
+	if !ok {
+		panic("not recognized: " + path)
+	}
+	return string(call.Args)
+}
+
+// chat is OpenAI chat messages (a JSON array) as recorded.
+func chat(messages string) string {
+	return recorded(openai.Provider{}, "/v1/chat/completions", `{"model":"m","messages":`+messages+`}`)
+}
 
 // calls makes a conversation's calls from each call's Args.
 func calls(args ...string) []Call {
@@ -69,9 +90,9 @@ func TestTranscriptOpenAIToolLoop(t *testing.T) {
 	a2 := `{"role":"assistant","content":"It has shipped."}`
 	u2 := `{"role":"user","content":"Thanks!"}`
 	tcs := buildTranscript(calls(
-		"["+sys+","+u1+"]",
-		"["+sys+","+u1+","+a1+","+tool+"]",
-		"["+sys+","+u1+","+a1+","+tool+","+a2+","+u2+"]",
+		chat("["+sys+","+u1+"]"),
+		chat("["+sys+","+u1+","+a1+","+tool+"]"),
+		chat("["+sys+","+u1+","+a1+","+tool+","+a2+","+u2+"]"),
 	), 0, 0, 3)
 	assert.Equal(t, []string{
 		"(system) system: text Be brief.",
@@ -91,8 +112,8 @@ func TestTranscriptOpenAIToolLoop(t *testing.T) {
 // conversation still reads as one.
 func TestTranscriptSystemChanges(t *testing.T) {
 	tcs := buildTranscript(calls(
-		`[{"role":"system","content":"v1"},{"role":"system","content":"fixed"},{"role":"user","content":"q1"}]`,
-		`[{"role":"system","content":"v2"},{"role":"system","content":"fixed"},{"role":"user","content":"q1"},{"role":"assistant","content":"a1"},{"role":"user","content":"q2"}]`,
+		chat(`[{"role":"system","content":"v1"},{"role":"system","content":"fixed"},{"role":"user","content":"q1"}]`),
+		chat(`[{"role":"system","content":"v2"},{"role":"system","content":"fixed"},{"role":"user","content":"q1"},{"role":"assistant","content":"a1"},{"role":"user","content":"q2"}]`),
 	), 0, 0, 2)
 	assert.Equal(t, []string{
 		"(system) system: text v1", "(system) system: text fixed", "user: text q1", "[call a]",
@@ -104,17 +125,19 @@ func TestTranscriptSystemChanges(t *testing.T) {
 }
 
 func TestTranscriptAnthropic(t *testing.T) {
+	messages := func(m string) string {
+		return recorded(anthropic.Provider{}, "/v1/messages", `{"model":"m","max_tokens":9,"system":[{"type":"text","text":"You see."}],"messages":`+m+`}`)
+	}
+	image := `{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"[base64 elided: 20480 bytes]"}},{"type":"text","text":"What is it?"}]}`
 	tcs := buildTranscript(calls(
-		`[{"system":true,"role":"system","content":[{"type":"text","text":"You see."}]},`+
-			`{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"[base64 elided: 20480 bytes]"}},{"type":"text","text":"What is it?"}]}]`,
-		`[{"system":true,"role":"system","content":[{"type":"text","text":"You see."}]},`+
-			`{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"[base64 elided: 20480 bytes]"}},{"type":"text","text":"What is it?"}]},`+
+		messages(`[`+image+`]`),
+		messages(`[`+image+`,`+
 			`{"role":"assistant","content":[{"type":"thinking","thinking":"Looks like a boat.","signature":"x"},{"type":"tool_use","id":"toolu_1","name":"zoom","input":{"x":1}}]},`+
-			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"a sailing boat"}],"is_error":false}]}]`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"a sailing boat"}],"is_error":false}]}]`),
 	), 0, 0, 2)
 	assert.Equal(t, []string{
 		"(system) system: text You see.",
-		"user: media image/png elided by the recorder, 20.5 kB of data | text What is it?",
+		"user: media image/png inline, 20.5 kB of data, not kept | text What is it?",
 		"[call a]",
 		`answer assistant: thinking Looks like a boat. | call zoom#toolu_1({"x":1}) -> a sailing boat`,
 		"[call b]",
@@ -122,14 +145,17 @@ func TestTranscriptAnthropic(t *testing.T) {
 }
 
 func TestTranscriptGemini(t *testing.T) {
+	contents := func(c string) string {
+		return recorded(gemini.Provider{}, "/v1beta/models/g:generateContent", `{"contents":`+c+`}`)
+	}
 	tcs := buildTranscript(calls(
-		`[{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"audio/wav","data":"[base64 elided: 5000 bytes]"}}]}]`,
-		`[{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"audio/wav","data":"[base64 elided: 5000 bytes]"}}]},`+
+		contents(`[{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"audio/wav","data":"[base64 elided: 5000 bytes]"}}]}]`),
+		contents(`[{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"audio/wav","data":"[base64 elided: 5000 bytes]"}}]},`+
 			`{"role":"model","parts":[{"text":"I should look.","thought":true},{"functionCall":{"name":"weather","args":{"city":"Lisbon"}}},{"thoughtSignature":"abc"}]},`+
-			`{"role":"user","parts":[{"functionResponse":{"name":"weather","response":{"temp":21}}}]}]`,
+			`{"role":"user","parts":[{"functionResponse":{"name":"weather","response":{"temp":21}}}]}]`),
 	), 0, 0, 2)
 	assert.Equal(t, []string{
-		"user: text Weather? | media audio/wav elided by the recorder, 5.0 kB of data",
+		"user: text Weather? | media audio/wav inline, 5.0 kB of data, not kept",
 		"[call a]",
 		`answer assistant: thinking I should look. | call weather#({"city":"Lisbon"}) -> {` + "\n  \"temp\": 21\n}",
 		"[call b]",
@@ -137,81 +163,95 @@ func TestTranscriptGemini(t *testing.T) {
 }
 
 func TestTranscriptResponses(t *testing.T) {
+	input := func(in string) string {
+		return recorded(openai.Provider{}, "/v1/responses", `{"model":"m","instructions":"Be exact.","input":`+in+`}`)
+	}
 	tcs := buildTranscript(calls(
-		`[{"instructions":true,"role":"system","content":"Be exact."},"What is 2+2?"]`,
-		`[{"instructions":true,"role":"system","content":"Be exact."},"What is 2+2?",`+
+		input(`"What is 2+2?"`),
+		input(`[{"role":"user","content":"What is 2+2?"},`+
 			`{"type":"reasoning","summary":[{"type":"summary_text","text":"Add them."}]},`+
 			`{"type":"function_call","call_id":"fc_1","name":"add","arguments":"{\"a\":2,\"b\":2}"},`+
-			`{"type":"function_call_output","call_id":"fc_1","output":"4"}]`,
+			`{"type":"function_call_output","call_id":"fc_1","output":"4"}]`),
 	), 0, 0, 2)
 	assert.Equal(t, []string{
 		"(system) system: text Be exact.",
 		"user: text What is 2+2?",
 		"[call a]",
-		"answer assistant: thinking Add them.",
-		`answer assistant: call add#fc_1({"a":2,"b":2}) -> 4`,
+		`answer assistant: thinking Add them. | call add#fc_1({"a":2,"b":2}) -> 4`,
 		"[call b]",
 	}, describe(tcs))
 }
 
-func TestTranscriptBedrockAndUnknown(t *testing.T) {
-	tcs := buildTranscript(calls(
-		`[{"role":"user","content":[{"text":"Hi"},{"image":{"format":"png","source":{"bytes":"[base64 elided: 900 bytes]"}}},{"cachePoint":{"type":"default"}}]},`+
-			`{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"Greet."}}},{"toolUse":{"toolUseId":"tu1","name":"wave","input":{}}}]},`+
-			`{"role":"user","content":[{"toolResult":{"toolUseId":"tu1","content":[{"text":"waved"}],"status":"error"}}]},`+
-			`42, {"weird":"shape"}, null]`,
-	), 0, 0, 1)
+func TestTranscriptBedrock(t *testing.T) {
+	args := recorded(bedrock.Provider{}, "/model/m/converse", `{"messages":[`+
+		`{"role":"user","content":[{"text":"Hi"},{"image":{"format":"png","source":{"bytes":"[base64 elided: 900 bytes]"}}},{"cachePoint":{"type":"default"}}]},`+
+		`{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"Greet."}}},{"toolUse":{"toolUseId":"tu1","name":"wave","input":{}}}]},`+
+		`{"role":"user","content":[{"toolResult":{"toolUseId":"tu1","content":[{"text":"waved"}],"status":"error"}}]}]}`)
+	tcs := buildTranscript(calls(args), 0, 0, 1)
 	assert.Equal(t, []string{
-		"user: text Hi | media image/png elided by the recorder, 900 bytes of data",
-		"assistant: thinking Greet. | call wave#tu1({}) -> waved",
-		"other: json 42",
-		"other: json {\n  \"weird\": \"shape\"\n}",
-		"other: json null",
+		"user: text Hi | media image/png inline, 900 bytes of data, not kept",
+		"assistant: thinking Greet. | call wave#tu1() -> waved",
 		"[call a]",
 	}, describe(tcs))
 	require.True(t, tcs[0].New[1].Parts[1].Result.IsError)
 }
 
-// The recorder's stored answer (output, tool_calls, reasoning) answers a
-// call that no later call continues.
+// What is not a message (a record written before the message model, the
+// mark of messages cut) is shown as it was written, never dropped.
+func TestTranscriptNotMessages(t *testing.T) {
+	tcs := buildTranscript(calls(`["…[2 earlier items cut]",42,{"role":"user","content":"an old record's"},null]`), 0, 0, 1)
+	assert.Equal(t, []string{
+		"other: text …[2 earlier items cut]",
+		"other: json 42",
+		"other: json {\n  \"role\": \"user\",\n  \"content\": \"an old record's\"\n}",
+		"other: json null",
+		"[call a]",
+	}, describe(tcs))
+}
+
+// The answer a record kept answers a call that no later call continues.
 func TestTranscriptRecordedAnswer(t *testing.T) {
-	cs := calls(`[{"role":"user","content":"Plan it."}]`)
-	cs[0].Record.Output = "Step one."
-	cs[0].Record.Reasoning = "Think."
-	cs[0].Record.ToolCalls = []record.ToolCall{{ID: "t1", Name: "plan", Arguments: "{}"}}
+	cs := calls(chat(`[{"role":"user","content":"Plan it."}]`))
+	cs[0].Record.Output = &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+		{Type: record.PartReasoning, Content: "Think."},
+		{Type: record.PartText, Content: "Step one."},
+		{Type: record.PartToolCall, ID: "t1", Name: "plan", Arguments: json.RawMessage("{}")},
+	}}
 	tcs := buildTranscript(cs, 0, 0, 1)
 	assert.Equal(t, []string{
 		"user: text Plan it.", "[call a]", "answer assistant: thinking Think. | text Step one. | call plan#t1({})",
 	}, describe(tcs))
-	assert.Equal(t, "recorded output", tcs[0].Answer[0].Label)
+	assert.True(t, tcs[0].AnswerKnown)
 }
 
 // A call that repeats another (the program retried it) adds nothing.
 func TestTranscriptRepeatedCall(t *testing.T) {
-	a := `[{"role":"user","content":"Again?"}]`
+	a := chat(`[{"role":"user","content":"Again?"}]`)
 	tcs := buildTranscript(calls(a, a), 0, 0, 2)
 	assert.Equal(t, []string{"user: text Again?", "[call a]", "[call b]"}, describe(tcs))
 }
 
 func TestFirstUserText(t *testing.T) {
-	for args, want := range map[string]string{
-		`[{"role":"system","content":"s"},{"role":"user","content":"  Hello\n\tthere  "}]`:                                      "Hello there",
-		`[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Look"}]}]`:              "Look",
-		`[{"role":"user","parts":[{"text":"hmm","thought":true},{"text":"Gemini"}]}]`:                                           "Gemini",
-		`[{"instructions":true,"role":"system","content":"i"},"A prompt"]`:                                                      "A prompt",
-		`[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"r"}]},{"role":"user","content":"Real"}]`: "Real",
-		`[{"role":"tool","tool_call_id":"c","content":"no"},{"parts":[{"text":"no role"}]}]`:                                    "no role",
-		`[{"type":"function_call_output","call_id":"c","output":"no"},{"role":"user","content":"yes"}]`:                         "yes",
+	args := func(msgs ...record.Message) string { return string(record.AppendMessages(nil, msgs)) }
+	user, system := record.TextMessage(record.RoleUser, "Real"), record.TextMessage(record.RoleSystem, "s")
+	media := record.Message{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartMedia, MIMEType: "image/png", Size: 9}}}
+	result := record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartToolResult, ID: "c", Content: "no"}}}
+	for in, want := range map[string]string{
+		args(system, record.TextMessage(record.RoleUser, "  Hello\n\tthere  ")): "Hello there",
+		args(media, user):  "Real",
+		args(result, user): "Real",
+		args(record.Message{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartReasoning, Content: "hmm"}, {Type: record.PartText, Content: "Look"}}}): "Look",
+		`["…[1 earlier items cut]",` + args(user)[1:]: "Real",
 	} {
-		got, ok := firstUserText([]byte(args))
-		assert.True(t, ok, args)
-		assert.Equal(t, want, got, args)
+		got, ok := firstUserText([]byte(in))
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
 	}
-	for _, args := range []string{`[]`, `[{"role":"assistant","content":"x"}]`, `[42]`, `not json`} {
-		_, ok := firstUserText([]byte(args))
-		assert.False(t, ok, args)
+	for _, in := range []string{`[]`, args(record.TextMessage(record.RoleAssistant, "x")), args(media), `[42]`, `not json`} {
+		_, ok := firstUserText([]byte(in))
+		assert.False(t, ok, in)
 	}
-	long, _ := firstUserText([]byte(`["` + strings.Repeat("é", 400) + `"]`))
+	long, _ := firstUserText([]byte(args(record.TextMessage(record.RoleUser, strings.Repeat("é", 400)))))
 	assert.LessOrEqual(t, len(long), maxSnippet+len("…"))
 	assert.True(t, strings.HasSuffix(long, "…"))
 }
@@ -220,9 +260,9 @@ func TestFirstUserText(t *testing.T) {
 // does not show the system prompt again when it is the one before.
 func TestTranscriptStartsOverKeepsPrompt(t *testing.T) {
 	cs := calls(
-		`[{"role":"system","content":"fixed"},{"role":"user","content":"q1"}]`,
-		`[{"role":"system","content":"fixed"},{"role":"user","content":"q2"}]`,
-		`[{"role":"system","content":"other"},{"role":"user","content":"q3"}]`,
+		chat(`[{"role":"system","content":"fixed"},{"role":"user","content":"q1"}]`),
+		chat(`[{"role":"system","content":"fixed"},{"role":"user","content":"q2"}]`),
+		chat(`[{"role":"system","content":"other"},{"role":"user","content":"q3"}]`),
 	)
 	cs[0].Record.Outcome = record.Failure(record.ErrorRateLimit)
 	assert.Equal(t, []string{

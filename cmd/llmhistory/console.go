@@ -96,8 +96,7 @@ func (c *console) print(r record.Record) {
 	if r.Outcome.OK {
 		add(1, 0, slog.String("outcome", nonEmpty(r.Outcome.ValueClass, r.Outcome.Status)))
 	} else {
-		et := nonEmpty(r.Outcome.ErrorType, r.ErrorType)
-		add(0, colorRed, slog.String("error", nonEmpty(et, r.Outcome.Status)))
+		add(0, colorRed, slog.String("error", nonEmpty(r.FailureType(), r.Outcome.Status)))
 		if r.Outcome.HTTPStatus != 0 {
 			add(3, colorRed, slog.Int("http", r.Outcome.HTTPStatus))
 		}

@@ -239,9 +239,6 @@ func (d *demo) setUp(mode string) error {
 			return nil
 		})),
 		middleware.WithProgramSource(),
-		// Keep what the model said, so that its answers can be read and
-		// judged (llmhistory eval).
-		middleware.WithOutput(),
 		// Tell the model its history exists, with a preview of the last
 		// three calls of the conversation (see HistoryGuidance).
 		middleware.WithHistoryPreview(3),
@@ -521,7 +518,7 @@ func isDemoStore(ctx context.Context, path string) (bool, error) {
 		return false, err
 	}
 	defer s.Close()
-	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true}) {
+	for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true, NoOutput: true}) {
 		if err != nil {
 			return false, err
 		}

@@ -121,7 +121,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 		}
 		sink = j // closed by the recorder
 	}
-	rec := middleware.NewRecorder(middleware.WithSink(sink), middleware.WithOutput(), middleware.WithLogger(slog.New(slog.DiscardHandler)))
+	rec := middleware.NewRecorder(middleware.WithSink(sink), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 	defer rec.Close()
 
 	var evs []eval.Evaluator

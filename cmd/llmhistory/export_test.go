@@ -162,9 +162,10 @@ func TestExportFlags(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	key := "sk-proj-" + strings.Repeat("Export7Key", 4)
 	r := testRecord(1, true)
-	r.Args = []byte(`[{"role":"user","content":"my key is ` + key + `"}]`)
+	r.Args = record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, "my key is "+key)})
 	r.Kwargs = []byte(`{"model":"gpt-4o-mini"}`)
-	r.Output = "Noted: " + key
+	answer := record.TextMessage(record.RoleAssistant, "Noted: "+key)
+	r.Output = &answer
 	path := filepath.Join(t.TempDir(), "foreign.jsonl")
 	appendFile(t, path, line(r))
 

@@ -361,8 +361,8 @@ func outcome(r record.Record) string {
 	if r.Outcome.OK {
 		return r.Outcome.Status
 	}
-	if r.Outcome.ErrorType != "" {
-		return r.Outcome.Status + ":" + r.Outcome.ErrorType
+	if t := r.FailureType(); t != "" {
+		return r.Outcome.Status + ":" + t
 	}
 	return r.Outcome.Status
 }

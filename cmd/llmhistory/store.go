@@ -55,7 +55,7 @@ func storeJSONL(ctx context.Context, s *store.Store) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		var buf []byte
-		for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true}) {
+		for r, err := range s.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true, NoOutput: true}) {
 			if err != nil {
 				pw.CloseWithError(err)
 				return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers/gemini"
 	"github.com/llmhistory/llmhistory/record"
@@ -34,6 +35,9 @@ func TestRunAgainstTheFakeServer(t *testing.T) {
 	assert.Equal(t, &record.Usage{InputTokens: 24, OutputTokens: 6, TotalTokens: 30}, recs[1].Usage, "the last cumulative usage")
 	assert.Equal(t, "STOP", recs[1].Outcome.FinishReason)
 	assert.Equal(t, "fake-response-2", recs[1].Outcome.ResponseID)
-	assert.JSONEq(t, `[{"parts":[{"text":"Say hello in five words."}],"role":"user"},{"parts":[{"text":"Hello there, nice to meet!"}],"role":"model"},{"parts":[{"text":"Now count to three."}],"role":"user"}]`,
-		string(recs[1].Args), "the whole conversation so far")
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Say hello in five words."}]},{"role":"assistant","parts":[{"type":"text","content":"Hello there, nice to meet!"}]},{"role":"user","parts":[{"type":"text","content":"Now count to three."}]}]`,
+		string(recs[1].Args), "the whole conversation so far, in the message model")
+	require.NotNil(t, recs[0].Output)
+	assert.Equal(t, recs[0].Output.AppendJSON(nil), []byte(gjson.GetBytes(recs[1].Args, "1").Raw),
+		"the first answer is the message the second call sends back")
 }

@@ -15,16 +15,17 @@ import (
 )
 
 // Turns streams the records of a conversation of n turns to fn, each
-// sending the system prompt and every earlier turn again, without
-// holding them all: a 1,000-turn conversation's args add up to hundreds
-// of megabytes. It returns the bytes of its unique text (every message
-// once, as the JSON elements of args).
+// sending the system prompt and every earlier turn again, and keeping
+// its answer (Output), the message the next turn sends back, as a
+// recorder does; without holding them all: a 1,000-turn conversation's
+// args add up to hundreds of megabytes. It returns the bytes of its
+// unique text (every message once, as the JSON elements of args).
 func Turns(n int, fn func(record.Record)) (unique int64) {
 	rng := rand.New(rand.NewPCG(uint64(n), 1000))
 	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	msg := func(role, content string) []byte {
-		b, _ := json.Marshal(map[string]string{"role": role, "content": content})
-		return b
+		m := record.TextMessage(role, content)
+		return m.AppendJSON(nil)
 	}
 	var elems bytes.Buffer // the elements so far, comma-separated
 	add := func(b []byte) {
@@ -39,7 +40,9 @@ func Turns(n int, fn func(record.Record)) (unique int64) {
 		add(msg("user", Text(rng, 150+rng.IntN(100))))
 		args := make([]byte, 0, elems.Len()+2)
 		args = append(append(append(args, '['), elems.Bytes()...), ']')
+		answer := record.TextMessage(record.RoleAssistant, Text(rng, 700+rng.IntN(300)))
 		fn(record.Record{
+			Output:     &answer,
 			CallID:     fmt.Sprintf("long-%05d", i),
 			Timestamp:  record.FormatTime(start.Add(time.Duration(i) * 20 * time.Second)),
 			Speaker:    record.SpeakerUser,
@@ -57,7 +60,7 @@ func Turns(n int, fn func(record.Record)) (unique int64) {
 			HistoryRecordAppended:   true,
 			ConversationHistorySize: i,
 		})
-		add(msg("assistant", Text(rng, 700+rng.IntN(300))))
+		add(answer.AppendJSON(nil))
 	}
 	return unique
 }

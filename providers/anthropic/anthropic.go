@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -115,16 +116,15 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		return call
 	}
 	var (
-		args      [][]byte
-		last      gjson.Result
-		system    gjson.Result
-		bodyModel bool
-		kw        kwargs
+		conversation gjson.Result
+		system       gjson.Result
+		bodyModel    bool
+		kw           kwargs
 	)
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = wire.ElidedElements(v)
+			conversation = v
 			return true
 		case "system":
 			system = v
@@ -139,16 +139,26 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		kw.add(k, v)
 		return true
 	})
+	var (
+		args convert.Args
+		m    record.Message
+	)
+	args.Lend(req)
 	if system.Exists() {
-		// The system prompt: first, and marked as such, as the Responses
-		// API's instructions are.
-		turn := make([]byte, 0, len(system.Raw)+48)
-		turn = append(turn, `{"system":true,"role":"system","content":`...)
-		turn = append(turn, wire.Elide(system.Raw)...)
-		args = append([][]byte{append(turn, '}')}, args...)
+		// The system prompt: first, a system message.
+		systemMessage(wire.Parse(wire.Elide(system.Raw)), &m)
+		args.Add(&m)
+	}
+	elems, _ := wire.ElidedElements(conversation)
+	if !conversation.Exists() {
+		elems = nil
+	}
+	for _, e := range elems {
+		message1(wire.Parse(e), &m)
+		args.Add(&m)
 	}
 	var cut bool
-	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = args.JSON(req)
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -158,38 +168,10 @@ func ReadRequest(req *providers.Request, call providers.Call) providers.Call {
 		kw.Prepend(`"model"`, quote(urlModel))
 	}
 	kw.Into(&call)
-	if last.Exists() {
-		call.Speaker = speaker(last)
+	if len(elems) > 0 {
+		call.Speaker = args.Speaker()
 	}
 	return call
-}
-
-// speaker reads who spoke last. A user turn that only returns tool results
-// is the tool speaking: the Messages API has no tool role, the results
-// travel as tool_result blocks of a user message.
-func speaker(last gjson.Result) string {
-	if !last.IsObject() {
-		return record.SpeakerUser
-	}
-	role, content := last.Get("role"), last.Get("content")
-	if role.String() == "user" && content.IsArray() {
-		results, others := 0, 0
-		content.ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").String() == "tool_result" {
-				results++
-			} else {
-				others++
-			}
-			return true
-		})
-		if results > 0 && others == 0 {
-			return record.SpeakerTool
-		}
-	}
-	if s := wire.SpeakerForRole(role.String()); s != "" {
-		return s
-	}
-	return record.SpeakerUser
 }
 
 // kwargs gathers the parameters a request set, in the order it set them.

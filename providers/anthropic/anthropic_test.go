@@ -15,6 +15,7 @@ import (
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
 	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -55,22 +56,22 @@ func TestParseRequest(t *testing.T) {
 	}{
 		{"real: plain message", request("POST", api, string(testdata(t, "request_message.json"))),
 			anthropic.MethodCreate, "claude-3-opus-20240229",
-			`[{"role":"user","content":"Hello, how are you?"}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Hello, how are you?"}]}]`,
 			`{"model":"claude-3-opus-20240229","max_tokens":100,"temperature":0}`,
 			"user", false, nil},
 		{"real: tools as names", request("POST", api, string(testdata(t, "request_tools.json"))),
 			anthropic.MethodCreate, "claude-3-opus-20240229",
-			`[{"role":"user","content":"What's the weather like?"}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"What's the weather like?"}]}]`,
 			`{"model":"claude-3-opus-20240229","max_tokens":100,"temperature":0,"tools":["get_weather"]}`,
 			"user", false, nil},
 		{"real: a tool result is the tool speaking", request("POST", api, string(testdata(t, "request_tool_result.json"))),
 			anthropic.MethodCreate, "claude-haiku-4-5",
-			`[{"role":"user","content":[{"type":"text","text":"What is the weather in Boston?"}]},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_01XnSg3YrHqGYq2L7V184iUK","name":"getCurrentWeather","input":{"location":"Boston, MA"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01XnSg3YrHqGYq2L7V184iUK","content":"{\"Boston\",\"72 and sunny\"}"}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"What is the weather in Boston?"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"toolu_01XnSg3YrHqGYq2L7V184iUK","name":"getCurrentWeather","arguments":{"location":"Boston, MA"}}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"toolu_01XnSg3YrHqGYq2L7V184iUK","content":"{\"Boston\",\"72 and sunny\"}"}]}]`,
 			`{"model":"claude-haiku-4-5","max_tokens":2048,"temperature":0,"tools":["getCurrentWeather"]}`,
 			"tool", false, nil},
 		{"real: streamed with thinking", request("POST", api, string(testdata(t, "request_stream_thinking.json"))),
 			anthropic.MethodCreate, "claude-sonnet-4-5",
-			`[{"role":"user","content":[{"type":"text","text":"What is 5 + 3? Think step by step."}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"What is 5 + 3? Think step by step."}]}]`,
 			`{"model":"claude-sonnet-4-5","max_tokens":4096,"stream":true,"temperature":1,"thinking":{"type":"enabled","budget_tokens":2048}}`,
 			"user", true, nil},
 		{"system string first, every parameter in order, metadata and secrets out", request("POST", api,
@@ -80,49 +81,49 @@ func TestParseRequest(t *testing.T) {
 				`"output_config":{"effort":"low","format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}},"inference_geo":"us",`+
 				`"messages":[{"role":"user","content":"Weather in Paris?"}]}`),
 			anthropic.MethodCreate, "claude-sonnet-4-5",
-			`[{"system":true,"role":"system","content":"Be brief."},{"role":"user","content":"Weather in Paris?"}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]`,
 			`{"model":"claude-sonnet-4-5","max_tokens":1024,"stop_sequences":["\n\nHuman:"],"temperature":0.2,"top_p":0.9,"top_k":40,"tools":["get_weather","web_search","mcp_toolset"],"tool_choice":{"type":"tool","name":"get_weather"},"service_tier":"auto","mcp_servers":["docs"],"output_config":{"effort":"low","format":"json_schema"},"inference_geo":"us"}`,
 			"user", false, nil},
 		{"system blocks as sent", request("POST", api,
 			`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"You are a helpful assistant.","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"Hi"}]}`),
 			anthropic.MethodCreate, "m",
-			`[{"system":true,"role":"system","content":[{"type":"text","text":"You are a helpful assistant.","cache_control":{"type":"ephemeral","ttl":"1h"}}]},{"role":"user","content":"Hi"}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"You are a helpful assistant."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
 			`{"model":"m","max_tokens":5}`, "user", false, nil},
 		{"images and documents elided", request("POST", api,
 			`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+img+`"}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"`+img+`"}},{"type":"text","text":"What is this?"}]}]}`),
 			anthropic.MethodCreate, "m",
-			`[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"[base64 elided: 2200 bytes]"}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"[base64 elided: 2200 bytes]"}},{"type":"text","text":"What is this?"}]}]`,
+			`[{"role":"user","parts":[{"type":"media","mime_type":"image/png","size":2200},{"type":"media","mime_type":"application/pdf","size":2200},{"type":"text","content":"What is this?"}]}]`,
 			`{"model":"m","max_tokens":5}`, "user", false, nil},
 		{"assistant prefill is the agent", request("POST", api,
 			`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello,"}]}`),
-			anthropic.MethodCreate, "m", `[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello,"}]`,
+			anthropic.MethodCreate, "m", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]},{"role":"assistant","parts":[{"type":"text","content":"Hello,"}]}]`,
 			`{"model":"m","max_tokens":5}`, "agent", false, nil},
 		{"a tool result with words of the user's is the user", request("POST", api,
 			`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"42"},{"type":"text","text":"and now?"}]}]}`),
-			anthropic.MethodCreate, "m", `[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"42"},{"type":"text","text":"and now?"}]}]`,
+			anthropic.MethodCreate, "m", `[{"role":"user","parts":[{"type":"tool_call_response","id":"t1","content":"42"},{"type":"text","content":"and now?"}]}]`,
 			`{"model":"m","max_tokens":5}`, "user", false, nil},
 		{"vertex: the model from the URL, anthropic_version kept", request("POST", vertex+"claude-sonnet-4-5@20250929:rawPredict",
 			`{"anthropic_version":"vertex-2023-10-16","max_tokens":10,"messages":[{"role":"user","content":"Hi"}]}`),
-			anthropic.MethodCreate, "claude-sonnet-4-5@20250929", `[{"role":"user","content":"Hi"}]`,
+			anthropic.MethodCreate, "claude-sonnet-4-5@20250929", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
 			`{"model":"claude-sonnet-4-5@20250929","anthropic_version":"vertex-2023-10-16","max_tokens":10}`, "user", false, nil},
 		{"vertex: streamRawPredict streams", request("POST", vertex+"claude-haiku-4-5@20251001:streamRawPredict",
 			`{"anthropic_version":"vertex-2023-10-16","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`),
-			anthropic.MethodCreate, "claude-haiku-4-5@20251001", `[{"role":"user","content":"Hi"}]`,
+			anthropic.MethodCreate, "claude-haiku-4-5@20251001", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
 			`{"model":"claude-haiku-4-5@20251001","anthropic_version":"vertex-2023-10-16","max_tokens":10,"stream":true}`, "user", true, nil},
 		{"vertex: count-tokens takes the model from the body", request("POST", vertex+"count-tokens:rawPredict",
 			`{"anthropic_version":"vertex-2023-10-16","model":"claude-sonnet-4-5@20250929","messages":[{"role":"user","content":"Hi"}]}`),
-			anthropic.MethodCountTokens, "claude-sonnet-4-5@20250929", `[{"role":"user","content":"Hi"}]`,
+			anthropic.MethodCountTokens, "claude-sonnet-4-5@20250929", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
 			`{"anthropic_version":"vertex-2023-10-16","model":"claude-sonnet-4-5@20250929"}`, "user", false, nil},
 		{"count_tokens", request("POST", "https://api.anthropic.com/v1/messages/count_tokens",
 			`{"model":"claude-sonnet-4-5","system":"s","messages":[{"role":"user","content":"Hi"}],"tools":[{"name":"f"}]}`),
-			anthropic.MethodCountTokens, "claude-sonnet-4-5", `[{"system":true,"role":"system","content":"s"},{"role":"user","content":"Hi"}]`,
+			anthropic.MethodCountTokens, "claude-sonnet-4-5", `[{"role":"system","parts":[{"type":"text","content":"s"}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
 			`{"model":"claude-sonnet-4-5","tools":["f"]}`, "user", false, nil},
 		{"compatible server under another base URL", request("POST", "http://localhost:4000/anthropic/v1/messages/",
 			`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"Hi"}]}`),
-			anthropic.MethodCreate, "claude-sonnet-4-5", `[{"role":"user","content":"Hi"}]`, `{"model":"claude-sonnet-4-5","max_tokens":5}`, "user", false, nil},
+			anthropic.MethodCreate, "claude-sonnet-4-5", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`, `{"model":"claude-sonnet-4-5","max_tokens":5}`, "user", false, nil},
 		{"a gateway's bare /messages", request("POST", "https://gateway.example.com/messages",
 			`{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"Hi"}]}`),
-			anthropic.MethodCreate, "claude-sonnet-4-5", `[{"role":"user","content":"Hi"}]`, `{"model":"claude-sonnet-4-5","max_tokens":5}`, "user", false, nil},
+			anthropic.MethodCreate, "claude-sonnet-4-5", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`, `{"model":"claude-sonnet-4-5","max_tokens":5}`, "user", false, nil},
 		{"long values are marked, not kept", request("POST", api,
 			`{"model":"m","max_tokens":5,"container":"`+strings.Repeat("c", 300)+`","context_management":{"edits":[`+strings.Repeat(`{"type":"clear_tool_uses_20250919"},`, 40)+`{}]},"messages":[]}`),
 			anthropic.MethodCreate, "m", `[]`,
@@ -297,9 +298,9 @@ func TestParseResponse(t *testing.T) {
 	res := p.ParseResponse(createCall, response(200, testdata(t, "message.json")))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "message", FinishReason: "end_turn", ResponseID: "msg_014pVpaDLxzAdWjwpuN7rQQX"}, res.Outcome)
 	assert.Equal(t, "claude-3-opus-20240229", res.Model)
-	assert.Equal(t, "Hello! As an AI language model, I don't have feelings, but I'm functioning properly and ready to assist you. How can I help you today?", res.Output)
+	assert.Equal(t, "Hello! As an AI language model, I don't have feelings, but I'm functioning properly and ready to assist you. How can I help you today?", res.Output.Text())
 	assert.True(t, res.Finished)
-	assert.Empty(t, res.ToolCalls)
+	assert.Empty(t, providertest.Calls(res.Output))
 
 	res = p.ParseResponse(createCall, response(200, testdata(t, "message_max_tokens.json")))
 	assert.True(t, res.Outcome.OK, "cut at max_tokens, but the call worked")
@@ -308,16 +309,16 @@ func TestParseResponse(t *testing.T) {
 	res = p.ParseResponse(createCall, response(200, testdata(t, "message_tool_use.json")))
 	assert.Equal(t, "tool_use", res.Outcome.FinishReason)
 	assert.Equal(t, "claude-haiku-4-5-20251001", res.Model)
-	assert.Equal(t, []providers.ToolCall{{ID: "toolu_01XnSg3YrHqGYq2L7V184iUK", Name: "getCurrentWeather", Arguments: `{"location":"Boston, MA"}`}}, res.ToolCalls)
-	assert.Empty(t, res.Output)
+	assert.Equal(t, []providers.ToolCall{{ID: "toolu_01XnSg3YrHqGYq2L7V184iUK", Name: "getCurrentWeather", Arguments: `{"location":"Boston, MA"}`}}, providertest.Calls(res.Output))
+	assert.Empty(t, res.Output.Text())
 
 	res = p.ParseResponse(createCall, response(200, testdata(t, "message_thinking.json")))
-	assert.Equal(t, "To solve for x, I need to isolate it on one side of the equation.\n\n**Given:** x + 5 = 12\n\n**Subtract 5 from both sides:**\nx + 5 - 5 = 12 - 5\nx = 7\n\n**Answer: x = 7**\n\nTo check: 7 + 5 = 12 ✓", res.Output,
+	assert.Equal(t, "To solve for x, I need to isolate it on one side of the equation.\n\n**Given:** x + 5 = 12\n\n**Subtract 5 from both sides:**\nx + 5 - 5 = 12 - 5\nx = 7\n\n**Answer: x = 7**\n\nTo check: 7 + 5 = 12 ✓", res.Output.Text(),
 		"the thinking block is not output")
 
 	res = p.ParseResponse(createCall, response(200, testdata(t, "message_redacted_thinking.json")))
-	assert.True(t, strings.HasPrefix(res.Output, "I don't respond to attempts"), res.Output)
-	assert.NotContains(t, res.Output, "ErIGCkYICxgCKkAy1e1hkuqv")
+	assert.True(t, strings.HasPrefix(res.Output.Text(), "I don't respond to attempts"), res.Output.Text())
+	assert.NotContains(t, res.Output.Text(), "ErIGCkYICxgCKkAy1e1hkuqv")
 
 	res = p.ParseResponse(countCall, response(200, []byte(`{"input_tokens":2095}`)))
 	assert.Equal(t, record.Success("count_tokens"), res.Outcome)

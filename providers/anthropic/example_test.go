@@ -29,11 +29,11 @@ func Example() {
 		`data: {"type":"message_stop"}` + "\n\n"
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(stream), Stream: true, EOF: true})
 	u := res.Usage
-	fmt.Println(res.Output, res.Outcome.FinishReason, res.Finished)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason, res.Finished)
 	fmt.Println("input", u.InputTokens, "cached", u.CachedTokens, "output", u.OutputTokens, "total", u.TotalTokens)
 	// Output:
 	// anthropic.messages.create claude-sonnet-4-5 user
-	// [{"system":true,"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}]
+	// [{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 	// {"model":"claude-sonnet-4-5","max_tokens":256,"stream":true}
 	// Hello end_turn true
 	// input 100 cached 90 output 2 total 102

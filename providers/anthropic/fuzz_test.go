@@ -132,8 +132,8 @@ func FuzzParseStream(f *testing.F) {
 			// Only a whole message, answered at once, may lack its stop.
 			t.Fatalf("a stream read to its end without message_stop is ok: %q", body)
 		}
-		if len(res.Output) > len(body) {
-			t.Fatalf("output of %d bytes from %d", len(res.Output), len(body))
+		if len(res.Output.Text()) > len(body) {
+			t.Fatalf("output of %d bytes from %d", len(res.Output.Text()), len(body))
 		}
 		if u := res.Usage; u != nil && u.TotalTokens != u.InputTokens+u.OutputTokens {
 			t.Fatalf("usage %+v", *u)

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -89,11 +88,9 @@ type message struct {
 	class    string
 	id       string
 	model    string
-	reason   string // stop_reason
-	refusal  string // what stop_details says of a refusal
-	text     strings.Builder
-	thinking strings.Builder // the thinking blocks' text, a blank line apart
-	calls    []providers.ToolCall
+	reason   string           // stop_reason
+	refusal  string           // what stop_details says of a refusal
+	parts    []record.Part    // a whole Message's content
 	usage    wire.UsageReader // a field a later event carries replaces the earlier value
 	finished bool
 	failed   bool
@@ -129,36 +126,8 @@ func (m *message) object(root gjson.Result, raw []byte) {
 		m.fail(classify(500, raw))
 		return
 	}
-	content.ForEach(func(_, b gjson.Result) bool {
-		m.block(b)
-		return true
-	})
+	m.parts = contentParts(m.parts, content)
 	m.usage.Read(usage)
-}
-
-// block reads one content block of a whole Message. Thinking blocks are
-// reasoning, not output (a redacted_thinking block has no text to keep);
-// tool_use blocks are calls, as are the calls Anthropic runs itself
-// (server_tool_use, mcp_tool_use).
-func (m *message) block(b gjson.Result) {
-	typ, text, id, name, input, thinking := blockFields(b)
-	switch typ.String() {
-	case "text":
-		writeText(&m.text, text.String())
-	case "thinking":
-		m.thinkingBlock()
-		writeText(&m.thinking, thinking.String())
-	case "tool_use", "server_tool_use", "mcp_tool_use":
-		m.calls = append(m.calls, providers.ToolCall{ID: id.String(), Name: name.String(), Arguments: input.Raw})
-	}
-}
-
-// thinkingBlock starts a thinking block's text: a blank line after the
-// block before.
-func (m *message) thinkingBlock() {
-	if m.thinking.Len() > 0 {
-		m.thinking.WriteString("\n\n")
-	}
 }
 
 // blockFields reads the members of a content block that the whole
@@ -262,12 +231,12 @@ func (m *message) fail(typ, msg string) {
 // result settles the outcome.
 func (m *message) result() providers.Result {
 	res := providers.Result{
-		Outcome:   record.Success(m.class),
-		Model:     m.model,
-		Output:    m.text.String(),
-		Reasoning: m.thinking.String(),
-		ToolCalls: m.calls,
-		Finished:  m.finished,
+		Outcome:  record.Success(m.class),
+		Model:    m.model,
+		Finished: m.finished,
+	}
+	if len(m.parts) > 0 {
+		res.Output = record.Message{Role: record.RoleAssistant, Parts: m.parts}
 	}
 	m.usage.Into(&res)
 	switch {
@@ -303,11 +272,4 @@ func stopDetails(v gjson.Result) string {
 		return explanation.String()
 	}
 	return ""
-}
-
-// writeText appends s to b, growing b by doubling: Grow doubles where
-// WriteString's append grows a large buffer by only 1.25×.
-func writeText(b *strings.Builder, s string) {
-	b.Grow(len(s))
-	b.WriteString(s)
 }

@@ -118,7 +118,7 @@ func TestSDKMessage(t *testing.T) {
 	r := only(t, rec)
 	assert.Equal(t, anthropic.MethodCreate, r.MethodName)
 	assert.Equal(t, "user", r.Speaker)
-	assert.JSONEq(t, `[{"system":true,"role":"system","content":[{"text":"Be kind.","type":"text"}]},{"role":"user","content":[{"text":"Hello, how are you?","type":"text"}]}]`, string(r.Args))
+	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"text","content":"Be kind."}]},{"role":"user","parts":[{"type":"text","content":"Hello, how are you?"}]}]`, string(r.Args))
 	assert.JSONEq(t, `{"model":"claude-3-opus-20240229","max_tokens":100}`, string(r.Kwargs), "metadata is left out")
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "message", HTTPStatus: 200, FinishReason: "end_turn", ResponseID: "msg_014pVpaDLxzAdWjwpuN7rQQX"}, r.Outcome)
 	assert.Equal(t, "claude-3-opus-20240229", r.Model)
@@ -216,7 +216,8 @@ func TestSDKThinkingStream(t *testing.T) {
 	assert.JSONEq(t, `{"model":"claude-sonnet-4-5","max_tokens":4096,"temperature":1,"thinking":{"budget_tokens":2048,"type":"enabled"},"stream":true}`, string(r.Kwargs))
 	assert.True(t, r.Outcome.OK)
 	assert.Equal(t, &record.Usage{InputTokens: 50, OutputTokens: 211, TotalTokens: 261}, r.Usage)
-	assert.Equal(t, got.Content[1].Text, r.Output, "the text, without the thinking")
+	assert.Equal(t, got.Content[1].Text, r.Output.Text(), "the text, without the thinking")
+	assert.Equal(t, got.Content[0].Thinking, r.Output.Reasoning(), "the thinking is the reasoning")
 }
 
 func TestSDKRetryAfter529IsOneRecord(t *testing.T) {

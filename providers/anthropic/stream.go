@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -13,18 +14,19 @@ import (
 // stream assembles a streamed Message event by event.
 type stream struct {
 	m       message
-	blocks  []block       // the content blocks that are calls, in the order they started
+	blocks  []block       // the content blocks, in the order they started
 	latest  map[int64]int // a content block's index -> the last of blocks to start with it
 	events  int           // JSON events read
 	stopped bool          // message_stop was seen
 }
 
-// block is a tool call being assembled from input_json_delta fragments.
+// block is a content block being assembled from its deltas.
 type block struct {
-	index int64
-	call  int    // position in m.calls
-	input string // content_block_start's input: the call's arguments when no fragment comes
-	args  []byte // the fragments so far
+	typ      string
+	start    string // content_block_start's block (a view)
+	id, name string
+	input    string // content_block_start's input: a call's arguments when no fragment comes
+	text     []byte // text, thinking, or a call's partial JSON, so far
 }
 
 // parseStream reads a Messages stream: named events, each with a JSON
@@ -142,25 +144,22 @@ func (s *stream) messageStart(msg gjson.Result) {
 
 func (s *stream) blockStart(index int64, cb gjson.Result) {
 	typ, text, id, name, input, thinking := blockFields(cb)
-	switch typ.String() {
-	case "text":
-		writeText(&s.m.text, text.String())
-	case "thinking":
-		s.m.thinkingBlock()
-		writeText(&s.m.thinking, thinking.String()) // "" when its deltas follow
-	case "tool_use", "server_tool_use", "mcp_tool_use":
-		if s.latest == nil {
-			s.latest = make(map[int64]int)
-		}
-		s.latest[index] = len(s.blocks)
-		s.blocks = append(s.blocks, block{index: index, call: len(s.m.calls), input: input.Raw})
-		s.m.calls = append(s.m.calls, providers.ToolCall{ID: id.String(), Name: name.String()})
+	if s.latest == nil {
+		s.latest = make(map[int64]int)
 	}
+	s.latest[index] = len(s.blocks)
+	b := block{typ: typ.String(), start: cb.Raw, id: id.String(), name: name.String(), input: input.Raw}
+	switch b.typ {
+	case "text":
+		b.text = wire.Append(b.text, text.String())
+	case "thinking":
+		b.text = wire.Append(b.text, thinking.String()) // "" when its deltas follow
+	}
+	s.blocks = append(s.blocks, b)
 }
 
-// blockDelta applies one fragment: text to the output, thinking to the
-// reasoning, partial JSON to its call. A thinking block's signature is
-// neither.
+// blockDelta applies one fragment to its block: text, thinking, or a
+// call's partial JSON. A thinking block's signature is none of them.
 func (s *stream) blockDelta(index int64, d gjson.Result) {
 	var typ, text, partial, thinking gjson.Result
 	d.ForEach(func(k, v gjson.Result) bool {
@@ -176,20 +175,57 @@ func (s *stream) blockDelta(index int64, d gjson.Result) {
 		}
 		return true
 	})
+	// Looked up, not searched for from the latest block back: a stream
+	// that starts many blocks and then sends the first one's fragments
+	// would cost the product of the two.
+	i, ok := s.latest[index]
+	if !ok {
+		// A fragment of a block that did not start (its start was lost,
+		// or a server skips it): the block its fragment says it is.
+		typ := map[string]string{"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "tool_use"}[typ.String()]
+		if typ == "" {
+			return
+		}
+		if s.latest == nil {
+			s.latest = make(map[int64]int)
+		}
+		i = len(s.blocks)
+		s.latest[index] = i
+		s.blocks = append(s.blocks, block{typ: typ})
+	}
+	b := &s.blocks[i]
 	switch typ.String() {
 	case "text_delta":
-		writeText(&s.m.text, text.String())
+		b.text = wire.Append(b.text, text.String())
 	case "thinking_delta":
-		writeText(&s.m.thinking, thinking.String())
+		b.text = wire.Append(b.text, thinking.String())
 	case "input_json_delta":
-		// Looked up, not searched for from the latest block back: a stream
-		// that starts many calls and then sends the first one's fragments
-		// would cost the product of the two.
-		if i, ok := s.latest[index]; ok {
-			b := &s.blocks[i]
-			b.args = append(b.args, partial.String()...)
+		b.text = wire.Append(b.text, partial.String())
+	}
+}
+
+// parts are the blocks as the answer's parts, read as a whole Message's
+// content is (contentParts).
+func (s *stream) parts() []record.Part {
+	var parts []record.Part
+	for i := range s.blocks {
+		b := &s.blocks[i]
+		switch b.typ {
+		case "text":
+			parts = convert.Text(parts, wire.Own(b.text))
+		case "thinking":
+			parts = append(parts, record.Part{Type: record.PartReasoning, Content: wire.Own(b.text)})
+		case "tool_use", "server_tool_use", "mcp_tool_use":
+			args := b.input // "{}" for a call without arguments
+			if len(b.text) > 0 {
+				args = wire.Own(b.text)
+			}
+			parts = append(parts, providers.ToolCall{ID: b.id, Name: b.name, Arguments: args}.Part())
+		default:
+			parts = blockPart(parts, wire.Parse(wire.View(b.start)))
 		}
 	}
+	return parts
 }
 
 // Events assembles a Messages stream whose events come one at a time,
@@ -237,14 +273,7 @@ func (e *Events) Result(eof bool) providers.Result {
 
 // result settles the stream's outcome once its events are read.
 func (s *stream) result(eof bool) providers.Result {
-	for _, b := range s.blocks {
-		c := &s.m.calls[b.call]
-		if len(b.args) > 0 {
-			c.Arguments = string(b.args)
-		} else {
-			c.Arguments = b.input // "{}" for a call without arguments
-		}
-	}
+	s.m.parts = s.parts()
 	s.m.finished = s.stopped || s.m.failed
 	res := s.m.result()
 	if eof && !res.Finished && res.Outcome.OK {

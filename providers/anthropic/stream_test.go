@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -21,21 +22,21 @@ func TestStreams(t *testing.T) {
 	res := p.ParseResponse(streamCall, streamResponse(testdata(t, "stream_text.sse")))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "message", FinishReason: "end_turn", ResponseID: "msg_01Ju7oPaDmjgrhWq8gNP4AUj"}, res.Outcome)
 	assert.Equal(t, "claude-3-opus-20240229", res.Model)
-	assert.Equal(t, "1\n2\n3\n4\n5", res.Output, "text deltas in order; the ping in between ignored")
+	assert.Equal(t, "1\n2\n3\n4\n5", res.Output.Text(), "text deltas in order; the ping in between ignored")
 	assert.True(t, res.Finished, "message_stop seen")
 
 	res = p.ParseResponse(streamCall, streamResponse(testdata(t, "stream_tool_use.sse")))
 	assert.Equal(t, "tool_use", res.Outcome.FinishReason)
-	assert.Equal(t, "I'll calculate the tip and get the waiter's name for you.", res.Output)
+	assert.Equal(t, "I'll calculate the tip and get the waiter's name for you.", res.Output.Text())
 	assert.Equal(t, []providers.ToolCall{
-		{ID: "toolu_01VsaoaKxpzdz8vgY4hTGjE3", Name: "calculateTip", Arguments: `{"billAmount": 50, "tipPercentage": 15}`},
+		{ID: "toolu_01VsaoaKxpzdz8vgY4hTGjE3", Name: "calculateTip", Arguments: `{"billAmount":50,"tipPercentage":15}`},
 		// Its only input_json_delta is "": the input is content_block_start's {}.
 		{ID: "toolu_01Uksi8drJHeC8rCj8yVUtCJ", Name: "getWaiterName", Arguments: `{}`},
-	}, res.ToolCalls, "input_json_delta fragments assembled by block index")
+	}, providertest.Calls(res.Output), "input_json_delta fragments assembled by block index")
 	assert.True(t, res.Finished)
 
 	res = p.ParseResponse(streamCall, streamResponse(testdata(t, "stream_thinking.sse")))
-	assert.Equal(t, "# Adding 5 + 3\n\nLet me work through this step by step:\n\n**Step 1:** Start with the first number: **5**\n\n**Step 2:** Add the second number: **3**\n\n**Step 3:** Count up from 5, three times:\n- 5 + 1 = 6\n- 6 + 1 = 7\n- 7 + 1 = 8\n\n**Answer: 5 + 3 = 8**", res.Output,
+	assert.Equal(t, "# Adding 5 + 3\n\nLet me work through this step by step:\n\n**Step 1:** Start with the first number: **5**\n\n**Step 2:** Add the second number: **3**\n\n**Step 3:** Count up from 5, three times:\n- 5 + 1 = 6\n- 6 + 1 = 7\n- 7 + 1 = 8\n\n**Answer: 5 + 3 = 8**", res.Output.Text(),
 		"thinking_delta and signature_delta are not output")
 	assert.Equal(t, "msg_015p8Cc5938XnHxgs9GKuBm5", res.Outcome.ResponseID)
 	assert.Equal(t, "claude-sonnet-4-5-20250929", res.Model)
@@ -47,7 +48,7 @@ func TestStreamErrorMidway(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "error", ErrorType: "overloaded", Retriable: true, ResponseID: "msg_01Ju7oPaDmjgrhWq8gNP4AUj"}, res.Outcome)
 	assert.Equal(t, "Overloaded", res.ErrorMessage)
 	assert.True(t, res.Finished, "the error is the stream's end")
-	assert.Equal(t, "1\n2\n3", res.Output, "what came before the error")
+	assert.Equal(t, "1\n2\n3", res.Output.Text(), "what came before the error")
 
 	// An error type of its own, mid-stream: not the 500 it is read under.
 	body := bytes.Replace(testdata(t, "stream_error_midstream.sse"), []byte(`"overloaded_error","message":"Overloaded"`), []byte(`"invalid_request_error","message":"prompt is too long: 201234 tokens > 200000 maximum"`), 1)
@@ -217,8 +218,8 @@ func TestStreamFragmentsFindTheirBlock(t *testing.T) {
 		{ID: "a", Name: "f", Arguments: `{"x":1}`},
 		{ID: "b", Name: "f", Arguments: `{}`},
 		{ID: "c", Name: "f", Arguments: `[2]`},
-		{ID: "d", Name: "f", Arguments: `"to d"`},
-	}, res.ToolCalls)
+		{ID: "d", Name: "f", Arguments: "to d"},
+	}, providertest.Calls(res.Output))
 }
 
 // Thinking is the reasoning, not the output: a whole Message's thinking
@@ -227,22 +228,22 @@ func TestStreamFragmentsFindTheirBlock(t *testing.T) {
 func TestThinkingIsReasoning(t *testing.T) {
 	p := anthropic.Provider{}
 	res := p.ParseResponse(createCall, response(200, testdata(t, "message_thinking_tool_use.json")))
-	assert.Equal(t, `The user is asking about the weather in Boston. I have access to a get_weather function that takes a location parameter. I should call this function with "Boston" as the location.`, res.Reasoning)
-	assert.Empty(t, res.Output)
-	assert.Equal(t, []providers.ToolCall{{ID: "toolu_01E8myeoMN7KKGeCQnAgGd3F", Name: "get_weather", Arguments: `{"location":"Boston"}`}}, res.ToolCalls)
+	assert.Equal(t, `The user is asking about the weather in Boston. I have access to a get_weather function that takes a location parameter. I should call this function with "Boston" as the location.`, res.Output.Reasoning())
+	assert.Empty(t, res.Output.Text())
+	assert.Equal(t, []providers.ToolCall{{ID: "toolu_01E8myeoMN7KKGeCQnAgGd3F", Name: "get_weather", Arguments: `{"location":"Boston"}`}}, providertest.Calls(res.Output))
 
 	res = p.ParseResponse(createCall, response(200, testdata(t, "message_redacted_thinking.json")))
-	assert.Empty(t, res.Reasoning, "a redacted block has no text")
-	assert.NotEmpty(t, res.Output)
+	assert.Empty(t, res.Output.Reasoning(), "a redacted block has no text")
+	assert.NotEmpty(t, res.Output.Text())
 
 	streamed := response(200, testdata(t, "stream_thinking.sse"))
 	streamed.Stream = true
 	res = p.ParseResponse(createCall, streamed)
-	assert.True(t, strings.HasPrefix(res.Reasoning, "This is a simple addition problem. Let me think through it step by step."), res.Reasoning)
-	assert.NotContains(t, res.Output, "Let me think through it")
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "This is a simple addition problem. Let me think through it step by step."), res.Output.Reasoning())
+	assert.NotContains(t, res.Output.Text(), "Let me think through it")
 
 	two := []byte(`{"type":"message","id":"m","content":[{"type":"thinking","thinking":"first","signature":"s"},{"type":"tool_use","id":"t","name":"f","input":{}},{"type":"thinking","thinking":"second","signature":"s"},{"type":"text","text":"done"}],"stop_reason":"end_turn"}`)
 	res = p.ParseResponse(createCall, response(200, two))
-	assert.Equal(t, "first\n\nsecond", res.Reasoning)
-	assert.Equal(t, "done", res.Output)
+	assert.Equal(t, "first\n\nsecond", res.Output.Reasoning())
+	assert.Equal(t, "done", res.Output.Text())
 }

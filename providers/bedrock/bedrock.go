@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -125,16 +126,15 @@ func anthropicBody(body []byte) bool {
 // name), guardrailConfig and the rest are the kwargs, after the model.
 func readConverse(req *providers.Request, call *providers.Call, body []byte) {
 	var (
-		args   [][]byte
-		last   gjson.Result
-		system gjson.Result
-		kw     kwargs
+		conversation gjson.Result
+		system       gjson.Result
+		kw           kwargs
 	)
 	kw.Append(`"model"`, quote(call.Model))
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "messages":
-			args, last = wire.ElidedElements(v)
+			conversation = v
 		case "system":
 			system = v
 		case "requestMetadata":
@@ -147,105 +147,113 @@ func readConverse(req *providers.Request, call *providers.Call, body []byte) {
 		}
 		return true
 	})
-	if system.Exists() {
-		args = append([][]byte{systemTurn(system)}, args...)
+	var (
+		args convert.Args
+		b    convert.Builder
+	)
+	args.Lend(req)
+	addSystem(&args, system, &b)
+	if conversation.IsArray() {
+		conversation.ForEach(func(_, v gjson.Result) bool {
+			m := converseMessage(wire.Parse(wire.Elide(v.Raw)), &b)
+			args.Add(&m)
+			return true
+		})
 	}
-	finish(req, call, args, &kw)
-	if last.Exists() {
-		call.Speaker = converseSpeaker(last)
+	finish(req, call, &args, &kw)
+	if conversation.IsArray() && args.Len() > 0 {
+		call.Speaker = args.Speaker()
 	}
+}
+
+// addSystem adds the system prompt (a list of blocks, or a string), first,
+// as a system message.
+func addSystem(args *convert.Args, system gjson.Result, b *convert.Builder) {
+	if !system.Exists() {
+		return
+	}
+	b.Reset()
+	blocks(wire.Parse(wire.Elide(system.Raw)), b)
+	m := b.Message(nil)
+	m.Role = record.RoleSystem
+	if m.Parts == nil {
+		m.Parts = []record.Part{}
+	}
+	args.Add(&m)
 }
 
 // readInvoke reads an InvokeModel body that is not Anthropic's: each
 // model family has its own (Amazon Nova's and Titan's, Meta Llama's,
 // Mistral's, Cohere's, OpenAI's gpt-oss). What holds the conversation or
 // the prompt is the args: messages (after a system prompt, if any), or a
-// prompt, inputText, message, texts or input; the rest is the kwargs,
-// after the model from the URL.
+// prompt, inputText, message, texts or input, each a user's text; the
+// rest is the kwargs, after the model from the URL.
 func readInvoke(req *providers.Request, call *providers.Call, body []byte) {
 	var (
-		args   [][]byte
-		last   gjson.Result
-		system gjson.Result
-		kw     kwargs
+		conversation, prompts gjson.Result
+		system                gjson.Result
+		kw                    kwargs
 	)
 	kw.Append(`"model"`, quote(call.Model))
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
 		case key == "messages" && v.IsArray():
-			args, last = wire.ElidedElements(v)
+			conversation = v
 		case key == "system" && (v.IsArray() || v.Type == gjson.String):
 			system = v
 		case (key == "prompt" || key == "inputText" || key == "message") && v.Type == gjson.String,
 			(key == "texts" || key == "input") && (v.IsArray() || v.Type == gjson.String):
-			if v.IsArray() {
-				args, _ = wire.ElidedElements(v)
-			} else {
-				args = append(args, wire.Elide(v.Raw))
-			}
+			prompts = v
 		default:
 			kw.add(k, v)
 		}
 		return true
 	})
-	if system.Exists() {
-		args = append([][]byte{systemTurn(system)}, args...)
+	var (
+		args convert.Args
+		b    convert.Builder
+	)
+	args.Lend(req)
+	addSystem(&args, system, &b)
+	conversation.ForEach(func(_, v gjson.Result) bool {
+		m := invokeMessage(wire.Parse(wire.Elide(v.Raw)), &b)
+		args.Add(&m)
+		return true
+	})
+	prompt := func(v gjson.Result) {
+		b.Reset()
+		if v.Type == gjson.String {
+			b.Text(v.String())
+		} else {
+			b.Add(convert.Other("input", v.Raw))
+		}
+		m := b.Message(nil)
+		m.Role = record.RoleUser
+		args.Add(&m)
 	}
-	finish(req, call, args, &kw)
+	if prompts.IsArray() {
+		prompts.ForEach(func(_, v gjson.Result) bool {
+			prompt(wire.Parse(wire.Elide(v.Raw)))
+			return true
+		})
+	} else if prompts.Exists() {
+		prompt(wire.Parse(wire.Elide(prompts.Raw)))
+	}
+	finish(req, call, &args, &kw)
 	call.Speaker = record.SpeakerUser
-	if last.Exists() {
-		call.Speaker = converseSpeaker(last)
+	if conversation.Exists() && args.Len() > 0 {
+		call.Speaker = args.Speaker()
 	}
 }
 
 // finish fits the args and kwargs into their bounds.
-func finish(req *providers.Request, call *providers.Call, args [][]byte, kw *kwargs) {
+func finish(req *providers.Request, call *providers.Call, args *convert.Args, kw *kwargs) {
 	var cut bool
-	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = args.JSON(req)
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
 	kw.Into(call)
-}
-
-// systemTurn marks a system prompt as such, first in the args, as the
-// other providers do: {"system":true,"role":"system","content":...}.
-func systemTurn(system gjson.Result) []byte {
-	turn := make([]byte, 0, len(system.Raw)+48)
-	turn = append(turn, `{"system":true,"role":"system","content":`...)
-	turn = append(turn, wire.Elide(system.Raw)...)
-	return append(turn, '}')
-}
-
-// converseSpeaker reads who spoke last. A user turn that only returns
-// tool results (toolResult blocks) is the tool speaking; Converse, like
-// Anthropic's API, has no tool role.
-func converseSpeaker(last gjson.Result) string {
-	if !last.IsObject() {
-		return record.SpeakerUser
-	}
-	role, content := last.Get("role"), last.Get("content")
-	if role.String() == "user" && content.IsArray() {
-		results, others := 0, 0
-		content.ForEach(func(_, b gjson.Result) bool {
-			switch {
-			case b.Get("toolResult").Exists():
-				results++
-			case b.Get("cachePoint").Exists():
-				// A cache breakpoint is not content.
-			default:
-				others++
-			}
-			return true
-		})
-		if results > 0 && others == 0 {
-			return record.SpeakerTool
-		}
-	}
-	if s := wire.SpeakerForRole(role.String()); s != "" {
-		return s
-	}
-	return record.SpeakerUser
 }
 
 // toolConfig keeps the tools by name (a toolSpec's, or a system tool's)

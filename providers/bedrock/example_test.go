@@ -23,11 +23,11 @@ func Example() {
 		`"usage":{"inputTokens":6,"outputTokens":3,"cacheReadInputTokens":90,"cacheWriteInputTokens":0,"totalTokens":99},"metrics":{"latencyMs":412}}`
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(answer), EOF: true})
 	u := res.Usage
-	fmt.Println(res.Output, res.Outcome.FinishReason)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason)
 	fmt.Println("input", u.InputTokens, "cached", u.CachedTokens, "output", u.OutputTokens, "total", u.TotalTokens)
 	// Output:
 	// bedrock.converse us.anthropic.claude-sonnet-4-6 user
-	// [{"system":true,"role":"system","content":[{"text":"Be brief."}]},{"role":"user","content":[{"text":"Hi"}]}]
+	// [{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 	// {"model":"us.anthropic.claude-sonnet-4-6","inferenceConfig":{"maxTokens":256}}
 	// Hello! end_turn
 	// input 96 cached 90 output 3 total 99

@@ -3,11 +3,11 @@ package bedrock
 import (
 	"bytes"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -30,7 +30,7 @@ import (
 // modelOutput assembles another model's answer, whole or from its stream's
 // chunks.
 type modelOutput struct {
-	text     strings.Builder
+	answer   convert.Builder
 	reason   string
 	usage    wire.UsageReader
 	finished bool
@@ -75,7 +75,7 @@ func (m *modelOutput) object(root gjson.Result) {
 		switch k.String() {
 		case "generation", "outputText", "completion", "text":
 			if v.Type == gjson.String {
-				writeText(&m.text, v.String())
+				m.answer.Text(v.String())
 			}
 		case "stop_reason", "completionReason", "stopReason", "finish_reason":
 			m.setReason(v)
@@ -85,12 +85,8 @@ func (m *modelOutput) object(root gjson.Result) {
 				return true
 			})
 		case "output":
-			v.Get("message.content").ForEach(func(_, b gjson.Result) bool {
-				if t := b.Get("text"); t.Type == gjson.String {
-					writeText(&m.text, t.String())
-				}
-				return true
-			})
+			// Amazon Nova: a Converse message.
+			blocks(v.Get("message.content"), &m.answer)
 		case "usage":
 			m.usage.Read(v)
 		case "amazon-bedrock-invocationMetrics":
@@ -101,7 +97,7 @@ func (m *modelOutput) object(root gjson.Result) {
 		// Amazon Nova's stream: Converse's events, each as one chunk.
 		case "contentBlockDelta":
 			if t := v.Get("delta.text"); t.Type == gjson.String {
-				writeText(&m.text, t.String())
+				m.answer.Text(t.String())
 			}
 		case "messageStop":
 			m.setReason(v.Get("stopReason"))
@@ -120,11 +116,11 @@ func (m *modelOutput) result1(r gjson.Result) {
 		switch k.String() {
 		case "outputText", "text":
 			if v.Type == gjson.String {
-				writeText(&m.text, v.String())
+				m.answer.Text(v.String())
 			}
 		case "message", "delta":
 			if c := v.Get("content"); c.Type == gjson.String {
-				writeText(&m.text, c.String())
+				m.answer.Text(c.String())
 			}
 		case "stop_reason", "completionReason", "finish_reason", "finishReason":
 			m.setReason(v)
@@ -163,7 +159,7 @@ func (m *modelOutput) result(eof bool) providers.Result {
 	}
 	res := providers.Result{
 		Outcome:  record.Success(ClassModelOutput),
-		Output:   m.text.String(),
+		Output:   m.answer.Message(nil),
 		Finished: m.finished || m.exc != nil,
 	}
 	m.usage.Into(&res)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/anthropic"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -114,10 +115,9 @@ func readConverseBody(resp *providers.Response) providers.Result {
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "output":
-			v.Get("message.content").ForEach(func(_, b gjson.Result) bool {
-				c.block(b)
-				return true
-			})
+			if msg := v.Get("message"); msg.IsObject() {
+				c.answer = converseMessage(msg, &c.b)
+			}
 		case "stopReason":
 			if v.Type == gjson.String {
 				c.reason, c.stopped = v.String(), true
@@ -134,11 +134,11 @@ func readConverseBody(resp *providers.Response) providers.Result {
 // events. Its strings are views into the body until wire.Detach copies
 // them; the text and the arguments are built in buffers of their own.
 type converse struct {
-	text    strings.Builder
-	calls   []providers.ToolCall
-	args    [][]byte      // each call's input fragments, streamed
-	byIndex map[int64]int // a content block's index -> its call
-	reason  string        // stopReason
+	b       convert.Builder
+	answer  record.Message // a whole answer's message
+	blocks  []streamBlock  // a stream's content blocks, in the order they came
+	byIndex map[int64]int  // a content block's index -> its place in blocks
+	reason  string         // stopReason
 	usage   wire.UsageReader
 	stopped bool // messageStop, or a whole answer's stopReason
 	failed  bool
@@ -146,16 +146,26 @@ type converse struct {
 	errMsg  string
 }
 
-// block reads one content block of a whole answer: text is the output,
-// toolUse a call; reasoningContent is not output.
-func (c *converse) block(b gjson.Result) {
-	if t := b.Get("text"); t.Type == gjson.String {
-		writeText(&c.text, t.String())
-		return
+// streamBlock is a content block a ConverseStream sends a delta at a
+// time: text, reasoning, or a tool's use and its input.
+type streamBlock struct {
+	typ      string // record.PartText, PartReasoning or PartToolCall
+	id, name string
+	text     []byte
+}
+
+// streamBlock returns the block of a contentBlockIndex, started as typ
+// when it is new.
+func (c *converse) streamBlock(index int64, typ string) *streamBlock {
+	if i, ok := c.byIndex[index]; ok {
+		return &c.blocks[i]
 	}
-	if u := b.Get("toolUse"); u.IsObject() {
-		c.calls = append(c.calls, providers.ToolCall{ID: u.Get("toolUseId").String(), Name: u.Get("name").String(), Arguments: u.Get("input").Raw})
+	if c.byIndex == nil {
+		c.byIndex = make(map[int64]int)
 	}
+	c.byIndex[index] = len(c.blocks)
+	c.blocks = append(c.blocks, streamBlock{typ: typ})
+	return &c.blocks[len(c.blocks)-1]
 }
 
 // frame reads one frame of a ConverseStream, by its :event-type.
@@ -172,21 +182,20 @@ func (c *converse) frame(f frame) bool {
 	switch string(f.eventType) {
 	case "contentBlockStart":
 		if u := root.Get("start.toolUse"); u.IsObject() {
-			if c.byIndex == nil {
-				c.byIndex = make(map[int64]int)
-			}
-			c.byIndex[root.Get("contentBlockIndex").Int()] = len(c.calls)
-			c.calls = append(c.calls, providers.ToolCall{ID: u.Get("toolUseId").String(), Name: u.Get("name").String()})
-			c.args = append(c.args, nil)
+			b := c.streamBlock(root.Get("contentBlockIndex").Int(), record.PartToolCall)
+			b.id, b.name = u.Get("toolUseId").String(), u.Get("name").String()
 		}
 	case "contentBlockDelta":
-		d := root.Get("delta")
+		d, index := root.Get("delta"), root.Get("contentBlockIndex").Int()
 		if t := d.Get("text"); t.Type == gjson.String {
-			writeText(&c.text, t.String())
+			b := c.streamBlock(index, record.PartText)
+			b.text = wire.Append(b.text, t.String())
 		} else if in := d.Get("toolUse.input"); in.Type == gjson.String {
-			if i, ok := c.byIndex[root.Get("contentBlockIndex").Int()]; ok {
-				c.args[i] = append(c.args[i], in.String()...)
-			}
+			b := c.streamBlock(index, record.PartToolCall)
+			b.text = wire.Append(b.text, in.String())
+		} else if r := d.Get("reasoningContent"); r.Exists() {
+			b := c.streamBlock(index, record.PartReasoning)
+			b.text = wire.Append(b.text, r.Get("text").String()) // a signature adds nothing
 		}
 	case "messageStop":
 		if r := root.Get("stopReason"); r.Type == gjson.String {
@@ -206,20 +215,29 @@ func (c *converse) frame(f frame) bool {
 // content_filtered is a content_filter failure that keeps the usage: the
 // answer was blocked, and its tokens were still spent.
 func (c *converse) result() providers.Result {
-	for i, a := range c.args {
-		if i < len(c.calls) {
-			if len(a) > 0 {
-				c.calls[i].Arguments = string(a)
-			} else {
-				c.calls[i].Arguments = "{}"
+	if len(c.blocks) > 0 {
+		// A stream's blocks, read as a whole answer's are (block).
+		c.b.Reset()
+		for _, b := range c.blocks {
+			switch b.typ {
+			case record.PartText:
+				c.b.Text(wire.Own(b.text))
+			case record.PartReasoning:
+				c.b.Reasoning(wire.Own(b.text))
+			default:
+				args := wire.Own(b.text)
+				if args == "" {
+					args = "{}"
+				}
+				c.b.Add(providers.ToolCall{ID: b.id, Name: b.name, Arguments: args}.Part())
 			}
 		}
+		c.answer = c.b.Message(nil)
 	}
 	res := providers.Result{
-		Outcome:   record.Success(ClassMessage),
-		Output:    c.text.String(),
-		ToolCalls: c.calls,
-		Finished:  c.stopped || c.failed,
+		Outcome:  record.Success(ClassMessage),
+		Output:   c.answer,
+		Finished: c.stopped || c.failed,
 	}
 	c.usage.Into(&res)
 	switch {
@@ -375,10 +393,4 @@ func (c *claudeChunks) result(eof bool) providers.Result {
 		res.ErrorMessage, res.Finished = c.exc.msg, true
 	}
 	return res
-}
-
-// writeText appends s to b, growing b by doubling.
-func writeText(b *strings.Builder, s string) {
-	b.Grow(len(s))
-	b.WriteString(s)
 }

@@ -23,10 +23,10 @@ func Example() {
 	stream := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],\"usageMetadata\":{\"promptTokenCount\":3,\"totalTokenCount\":3},\"modelVersion\":\"gemini-2.0-flash\"}\r\n\r\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}],\"role\":\"model\"},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2,\"totalTokenCount\":5},\"modelVersion\":\"gemini-2.0-flash\"}\r\n\r\n"
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(stream), Stream: true})
-	fmt.Println(res.Output, res.Outcome.FinishReason, res.Usage.TotalTokens, res.Finished)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason, res.Usage.TotalTokens, res.Finished)
 	// Output:
 	// gemini.models.streamGenerateContent gemini-2.0-flash user
-	// [{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"Hi"}]}]
+	// [{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]
 	// {"model":"gemini-2.0-flash","temperature":0}
 	// Hello STOP 5 true
 }

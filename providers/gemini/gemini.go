@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -156,12 +157,38 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if len(body) > 0 && body[0] == '{' && record.ValidJSON(body) {
 		p.object(wire.Parse(body), true)
 	}
+	var (
+		args convert.Args
+		b    convert.Builder
+	)
+	args.Lend(req)
 	if p.system.Exists() {
-		// The system instruction goes first, marked as such.
-		p.turns = append([][]byte{systemTurn(p.system)}, p.turns...)
+		// The system instruction goes first, a system message whatever
+		// role the client gave it.
+		m := content(wire.Parse(elide(p.system.Raw)), &b)
+		m.Role = record.RoleSystem
+		args.Add(&m)
+	}
+	// Consecutive contents of the model are one turn: genai's chat keeps
+	// each chunk of a streamed answer as a content of its own.
+	var turn record.Message
+	pending := false
+	for _, t := range p.turns {
+		v := wire.Parse(elide(t.Raw))
+		if pending && turn.Role == record.RoleAssistant && v.Get("role").String() == "model" {
+			turn = more(v, &b)
+			continue
+		}
+		if pending {
+			args.Add(&turn)
+		}
+		turn, pending = content(v, &b), true
+	}
+	if pending {
+		args.Add(&turn)
 	}
 	var cut bool
-	call.Args, cut = wire.FitArrayInto(req.Scratch, p.turns, req.ArgsLimit())
+	call.Args, cut = args.JSON(req)
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -175,19 +202,18 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	if p.kw.cut {
 		call.Truncated = append(call.Truncated, "kwargs")
 	}
-	call.Speaker = speaker(p.last, p.hasLast)
+	if len(p.turns) > 0 {
+		call.Speaker = args.Speaker()
+	}
 	return call, true
 }
 
 // parsed gathers what a request body says, read in one pass over its top
-// level. Turns are views into the body, or buffers of their own when data
-// was elided; FitArray copies them.
+// level. Its contents are views into the body.
 type parsed struct {
-	turns   [][]byte
-	last    gjson.Result // the last turn
-	hasLast bool
-	system  gjson.Result
-	kw      kwargs
+	turns  []gjson.Result
+	system gjson.Result
+	kw     kwargs
 }
 
 // object reads a request object: the top level of a body or, for
@@ -245,9 +271,24 @@ func (p *parsed) object(obj gjson.Result, top bool) {
 	})
 }
 
+// turn notes a content; an element of batchEmbedContents' requests is a
+// request, whose content is the turn.
 func (p *parsed) turn(t gjson.Result) {
-	p.turns = append(p.turns, elide(t.Raw))
-	p.last, p.hasLast = t, true
+	if c := t.Get("content"); c.Exists() && !t.Get("parts").Exists() {
+		if len(p.turns) == 0 {
+			// The first request's settings stand for the batch's in the
+			// kwargs: what dimensions and task it asked for.
+			t.ForEach(func(k, v gjson.Result) bool {
+				switch k.String() {
+				case "taskType", "task_type", "outputDimensionality", "output_dimensionality", "title":
+					p.kw.add(k.Raw, v.Raw)
+				}
+				return true
+			})
+		}
+		t = c
+	}
+	p.turns = append(p.turns, t)
 }
 
 // elide returns raw with base64 data (inlineData, thought signatures)
@@ -256,65 +297,6 @@ func (p *parsed) turn(t gjson.Result) {
 func elide(raw string) []byte {
 	out, _ := wire.ElideBase64(wire.View(raw))
 	return out
-}
-
-// systemTurn marks a system instruction as such, with the role "system"
-// whatever role the client gave it.
-func systemTurn(v gjson.Result) []byte {
-	var parts []byte
-	switch {
-	case v.IsObject():
-		if ps := v.Get("parts"); ps.Exists() {
-			parts = elide(ps.Raw)
-		}
-	case v.Type == gjson.String: // a bare string: read as one text part
-		parts = []byte(`[{"text":` + v.Raw + `}]`)
-	}
-	if parts == nil {
-		parts = []byte("[]")
-	}
-	out := make([]byte, 0, len(parts)+48)
-	out = append(out, `{"systemInstruction":true,"role":"system","parts":`...)
-	out = append(out, parts...)
-	return append(out, '}')
-}
-
-// speaker reads who spoke last from the last content: a function response
-// is the tool speaking, the model's own turn the agent, and the user's, or
-// a content without a role (the API reads it as the user's), the user.
-func speaker(last gjson.Result, ok bool) string {
-	if !ok {
-		return ""
-	}
-	if !last.IsObject() {
-		return record.SpeakerUser
-	}
-	var role string
-	tool := false
-	last.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "role":
-			role = v.String()
-		case "parts":
-			v.ForEach(func(_, part gjson.Result) bool {
-				part.ForEach(func(k, _ gjson.Result) bool {
-					if s := k.String(); s == "functionResponse" || s == "function_response" {
-						tool = true
-					}
-					return !tool
-				})
-				return !tool
-			})
-		}
-		return true
-	})
-	if tool {
-		return record.SpeakerTool
-	}
-	if s := wire.SpeakerForRole(role); s != "" {
-		return s
-	}
-	return record.SpeakerUser
 }
 
 // appendToolNames appends the tools of a request as a JSON array: the

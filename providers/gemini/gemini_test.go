@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/providers"
 	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -50,68 +51,68 @@ func TestParseRequest(t *testing.T) {
 		truncated []string
 	}{
 		{"generateContent", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"stream with alt=sse", request("POST", "http://127.0.0.1:8080/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", hello),
-			gemini.MethodStreamGenerateContent, "gemini-2.5-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodStreamGenerateContent, "gemini-2.5-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.5-flash"}`, "user", true, nil},
 		{"v1 and no role", request("POST", "https://generativelanguage.googleapis.com/v1/models/gemini-1.5-pro:generateContent",
 			`{"contents":[{"parts":[{"text":"Hi"}]}]}`),
-			gemini.MethodGenerateContent, "gemini-1.5-pro", `[{"parts":[{"text":"Hi"}]}]`, `{"model":"gemini-1.5-pro"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-1.5-pro", `[{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`, `{"model":"gemini-1.5-pro"}`, "user", false, nil},
 		{"v1alpha countTokens", request("POST", "https://generativelanguage.googleapis.com/v1alpha/models/gemini-2.0-flash:countTokens", hello),
-			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"countTokens wrapping a request", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:countTokens",
 			`{"generateContentRequest":{"model":"models/gemini-2.0-flash","contents":[{"role":"user","parts":[{"text":"a"}]}],"systemInstruction":{"parts":[{"text":"s"}]},"generationConfig":{"temperature":0}}}`),
 			gemini.MethodCountTokens, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":[{"text":"s"}]},{"role":"user","parts":[{"text":"a"}]}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"s"}]},{"role":"user","parts":[{"type":"text","content":"a"}]}]`,
 			`{"model":"gemini-2.0-flash","temperature":0}`, "user", false, nil},
 		{"tuned model", request("POST", "https://generativelanguage.googleapis.com/v1beta/tunedModels/my-model-x1:generateContent", hello),
-			gemini.MethodGenerateContent, "my-model-x1", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"my-model-x1"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "my-model-x1", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"my-model-x1"}`, "user", false, nil},
 		{"embedContent", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/text-embedding-004:embedContent",
 			`{"model":"models/text-embedding-004","content":{"parts":[{"text":"Hello"}]},"taskType":"RETRIEVAL_DOCUMENT","title":"Doc","outputDimensionality":256}`),
-			gemini.MethodEmbedContent, "text-embedding-004", `[{"parts":[{"text":"Hello"}]}]`,
+			gemini.MethodEmbedContent, "text-embedding-004", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"text-embedding-004","taskType":"RETRIEVAL_DOCUMENT","title":"Doc","outputDimensionality":256}`, "user", false, nil},
 		{"batchEmbedContents", request("POST", "https://generativelanguage.googleapis.com/v1beta/models/text-embedding-004:batchEmbedContents",
 			`{"requests":[{"content":{"parts":[{"text":"Hello"}],"role":"user"},"model":"models/text-embedding-004"},{"content":{"parts":[{"text":"World"}],"role":"user"},"model":"models/text-embedding-004"}]}`),
 			gemini.MethodBatchEmbedContents, "text-embedding-004",
-			`[{"content":{"parts":[{"text":"Hello"}],"role":"user"},"model":"models/text-embedding-004"},{"content":{"parts":[{"text":"World"}],"role":"user"},"model":"models/text-embedding-004"}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Hello"}]},{"role":"user","parts":[{"type":"text","content":"World"}]}]`,
 			`{"model":"text-embedding-004"}`, "user", false, nil},
 		{"vertex", request("POST", "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.0-flash-001:streamGenerateContent?alt=sse", hello),
-			gemini.MethodStreamGenerateContent, "gemini-2.0-flash-001", `[{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			gemini.MethodStreamGenerateContent, "gemini-2.0-flash-001", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash-001"}`, "user", true, nil},
 		{"vertex v1", request("POST", "https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/google/models/gemini-2.5-pro:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.5-pro", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.5-pro"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-2.5-pro", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.5-pro"}`, "user", false, nil},
 		{"vertex express", request("POST", "https://aiplatform.googleapis.com/v1beta1/publishers/google/models/gemini-2.0-flash:countTokens", hello),
-			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodCountTokens, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"behind a proxy prefix", request("POST", "https://gateway.example/v1/acct/gw/google-ai-studio/v1beta/models/gemini-2.0-flash:generateContent", hello),
-			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
+			gemini.MethodGenerateContent, "gemini-2.0-flash", `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"gemini-2.0-flash"}`, "user", false, nil},
 		{"system instruction, config, tools", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent",
 			`{"cachedContent":"cachedContents/abc","contents":[{"parts":[{"text":"Hello"}],"role":"user"}],"generationConfig":{"maxOutputTokens":100,"stopSequences":["x"],"temperature":0.2,"topP":0.9,"topK":40,"candidateCount":1,"responseMimeType":"application/json","thinkingConfig":{"thinkingBudget":100}},"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}],"systemInstruction":{"parts":[{"text":"Be brief"}],"role":"user"},"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_weather"]}},"tools":[{"functionDeclarations":[{"description":"d","name":"get_weather","parameters":{"type":"OBJECT"}},{"name":"now"}]},{"googleSearch":{}},{"codeExecution":{}}],"labels":{"team":"x"}}`),
 			gemini.MethodGenerateContent, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":[{"text":"Be brief"}]},{"parts":[{"text":"Hello"}],"role":"user"}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief"}]},{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`,
 			`{"model":"gemini-2.0-flash","cachedContent":"cachedContents/abc","maxOutputTokens":100,"stopSequences":["x"],"temperature":0.2,"topP":0.9,"topK":40,"candidateCount":1,"responseMimeType":"application/json","thinkingConfig":{"thinkingBudget":100},"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}],"toolConfig":{"mode":"ANY"},"tools":["get_weather","now","googleSearch","codeExecution"]}`,
 			"user", false, nil},
 		{"snake_case REST spelling", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent",
 			`{"system_instruction":{"parts":{"text":"Be brief"}},"contents":[{"role":"user","parts":[{"text":"x"}]}],"generation_config":{"max_output_tokens":10},"tool_config":{"function_calling_config":{"mode":"NONE"}},"tools":[{"function_declarations":[{"name":"f"}]},{"google_search":{}}]}`),
 			gemini.MethodGenerateContent, "gemini-2.0-flash",
-			`[{"systemInstruction":true,"role":"system","parts":{"text":"Be brief"}},{"role":"user","parts":[{"text":"x"}]}]`,
+			`[{"role":"system","parts":[{"type":"text","content":"Be brief"}]},{"role":"user","parts":[{"type":"text","content":"x"}]}]`,
 			`{"model":"gemini-2.0-flash","max_output_tokens":10,"toolConfig":{"mode":"NONE"},"tools":["f","google_search"]}`,
 			"user", false, nil},
 		{"function response is the tool", request("POST", "http://127.0.0.1/v1beta/models/gemini-2.5-flash:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"Days until NYE?"}]},{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"now","response":{"result":"2025-10-26"}}}]}]}`),
 			gemini.MethodGenerateContent, "gemini-2.5-flash",
-			`[{"role":"user","parts":[{"text":"Days until NYE?"}]},{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"now","response":{"result":"2025-10-26"}}}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"Days until NYE?"}]},{"role":"assistant","parts":[{"type":"tool_call","name":"now"}]},{"role":"tool","parts":[{"type":"tool_call_response","name":"now","content":"{\"result\":\"2025-10-26\"}"}]}]`,
 			`{"model":"gemini-2.5-flash"}`, "tool", false, nil},
 		{"model continuing", request("POST", "http://127.0.0.1/v1beta/models/m:generateContent",
 			`{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]}`),
-			gemini.MethodGenerateContent, "m", `[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]`,
+			gemini.MethodGenerateContent, "m", `[{"role":"user","parts":[{"type":"text","content":"a"}]},{"role":"assistant","parts":[{"type":"text","content":"b"}]}]`,
 			`{"model":"m"}`, "agent", false, nil},
 		{"not JSON", request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", `contents=hi`),
 			gemini.MethodGenerateContent, "m", `[]`, `{"model":"m"}`, "", false, nil},
 		{"no body", request("POST", "http://127.0.0.1/v1beta/models/m:countTokens", ``),
 			gemini.MethodCountTokens, "m", `[]`, `{"model":"m"}`, "", false, nil},
 		{"model needing escapes", request("POST", `http://127.0.0.1/v1beta/models/a%22b%5C:generateContent`, hello),
-			gemini.MethodGenerateContent, `a"b\`, `[{"parts":[{"text":"Hello"}],"role":"user"}]`, `{"model":"a\"b\\"}`, "user", false, nil},
+			gemini.MethodGenerateContent, `a"b\`, `[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]`, `{"model":"a\"b\\"}`, "user", false, nil},
 		{"cut by the recorder", &providers.Request{Method: "POST", URL: &url.URL{Path: "/v1beta/models/m:generateContent"}, Body: []byte(`{"contents":[`), BodyTruncated: true},
 			gemini.MethodGenerateContent, "m", `[]`, `{}`, "", false, []string{"args", "kwargs"}},
 	}
@@ -166,14 +167,14 @@ func TestInlineDataIsElided(t *testing.T) {
 	body := `{"contents":[{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"mimeType":"image/png","data":"` + img + `"}}]}]}`
 	call, ok := gemini.Provider{}.ParseRequest(request("POST", "http://127.0.0.1/v1beta/models/gemini-2.0-flash:generateContent", body))
 	require.True(t, ok)
-	assert.JSONEq(t, `[{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"mimeType":"image/png","data":"[base64 elided: 2400 bytes]"}}]}]`, string(call.Args))
-	assert.Nil(t, call.Truncated, "elision is marked in place, not a cut")
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"What is this?"},{"type":"media","mime_type":"image/png","size":2400}]}]`, string(call.Args))
+	assert.Nil(t, call.Truncated, "media is kept as a reference, its size, not a cut")
 	assert.Equal(t, record.SpeakerUser, call.Speaker)
 
 	// A system instruction's inline data too.
 	body = `{"systemInstruction":{"parts":[{"inlineData":{"mimeType":"application/pdf","data":"` + img + `"}}]},"contents":[]}`
 	call, _ = gemini.Provider{}.ParseRequest(request("POST", "http://127.0.0.1/v1beta/models/m:generateContent", body))
-	assert.JSONEq(t, `[{"systemInstruction":true,"role":"system","parts":[{"inlineData":{"mimeType":"application/pdf","data":"[base64 elided: 2400 bytes]"}}]}]`, string(call.Args))
+	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"media","mime_type":"application/pdf","size":2400}]}]`, string(call.Args))
 }
 
 func TestHugeContentsKeepTheLatestTurns(t *testing.T) {
@@ -244,8 +245,8 @@ func TestParseResponse(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP"}, res.Outcome)
 	assert.Equal(t, "gemini-2.0-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 7, OutputTokens: 22, TotalTokens: 29}, res.Usage)
-	assert.Equal(t, "Google's headquarters, also known as the Googleplex, is located in **Mountain View, California**.\n", res.Output)
-	assert.Empty(t, res.ToolCalls)
+	assert.Equal(t, "Google's headquarters, also known as the Googleplex, is located in **Mountain View, California**.\n", res.Output.Text())
+	assert.Empty(t, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -254,10 +255,10 @@ func TestParseResponseThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "38CHaLjMG6TujrEPtvTiuQk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-pro", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 509, TotalTokens: 547, ReasoningTokens: 501}, res.Usage, "output counts the thoughts: 509 = 8 candidates + 501 thoughts; 547 = 38 + 509")
-	assert.Empty(t, res.Output, "the thought summary is not output")
-	assert.True(t, strings.HasPrefix(res.Reasoning, "**Thinking Through the New Year's Eve Calculation**\n\nOkay, so the user wants to know"), "the thought summary is the reasoning: %q", res.Reasoning)
-	assert.True(t, strings.HasSuffix(res.Reasoning, "I think this will all work.\n"), res.Reasoning)
-	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
+	assert.Empty(t, res.Output.Text(), "the thought summary is not output")
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "**Thinking Through the New Year's Eve Calculation**\n\nOkay, so the user wants to know"), "the thought summary is the reasoning: %q", res.Output.Reasoning())
+	assert.True(t, strings.HasSuffix(res.Output.Reasoning(), "I think this will all work.\n"), res.Output.Reasoning())
+	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -266,7 +267,7 @@ func TestParseStream(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP"}, res.Outcome)
 	assert.Equal(t, "gemini-2.0-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 7, OutputTokens: 10, TotalTokens: 17}, res.Usage, "the last cumulative usage, not a sum")
-	assert.Equal(t, "The capital of Wyoming is **Cheyenne**.\n", res.Output)
+	assert.Equal(t, "The capital of Wyoming is **Cheyenne**.\n", res.Output.Text())
 	assert.True(t, res.Finished)
 }
 
@@ -275,11 +276,11 @@ func TestParseStreamThinkingFunctionCall(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", FinishReason: "STOP", ResponseID: "48SHaPHpHKbG-8YPtZCawAk"}, res.Outcome)
 	assert.Equal(t, "gemini-2.5-flash", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 38, OutputTokens: 174, TotalTokens: 212, ReasoningTokens: 168}, res.Usage)
-	assert.Empty(t, res.Output, "two thought chunks, no text")
+	assert.Empty(t, res.Output.Text(), "two thought chunks, no text")
 	// The two thought chunks, put together.
-	assert.True(t, strings.HasPrefix(res.Reasoning, "**Calculating the Days**\n\nI've determined the user's request"), res.Reasoning)
-	assert.Contains(t, res.Reasoning, "calculation to find the time difference.\n\n\n**Determining the Approach**\n\nI'm now zeroing in on the best method.")
-	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, res.ToolCalls)
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "**Calculating the Days**\n\nI've determined the user's request"), res.Output.Reasoning())
+	assert.Contains(t, res.Output.Reasoning(), "calculation to find the time difference.\n\n\n**Determining the Approach**\n\nI'm now zeroing in on the best method.")
+	assert.Equal(t, []providers.ToolCall{{Name: "now", Arguments: "{}"}}, providertest.Calls(res.Output))
 	assert.True(t, res.Finished)
 }
 
@@ -290,7 +291,7 @@ func TestParseStreamErrorMidstream(t *testing.T) {
 	assert.False(t, res.Outcome.OK)
 	assert.False(t, res.Outcome.Retriable)
 	assert.Equal(t, "The operation was cancelled.", res.ErrorMessage)
-	assert.Equal(t, "First Second ", res.Output, "what came before the error")
+	assert.Equal(t, "First Second ", res.Output.Text(), "what came before the error")
 	assert.True(t, res.Finished)
 
 	// The same error as a data: event, and one with no code.
@@ -300,7 +301,7 @@ func TestParseStreamErrorMidstream(t *testing.T) {
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte(body)))
 	assert.Equal(t, record.Failure(record.ErrorOverloaded), res.Outcome)
 	assert.Equal(t, "The model is overloaded.", res.ErrorMessage)
-	assert.Equal(t, "a", res.Output)
+	assert.Equal(t, "a", res.Output.Text())
 
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte("data: {\"error\":{\"message\":\"boom\"}}\n\n")))
 	assert.Equal(t, record.Failure(record.ErrorServer), res.Outcome)
@@ -532,8 +533,8 @@ func TestTruncatedStreamKeepsTheFinalUsage(t *testing.T) {
 		assert.Equal(t, 17, res.Usage.TotalTokens)
 		assert.Equal(t, "STOP", res.Outcome.FinishReason)
 		assert.True(t, res.Finished)
-		assert.True(t, strings.HasPrefix(res.Output, "The capital of Wyoming"), res.Output)
-		assert.True(t, strings.HasSuffix(res.Output, " is **Cheyenne**.\n"), res.Output)
+		assert.True(t, strings.HasPrefix(res.Output.Text(), "The capital of Wyoming"), res.Output.Text())
+		assert.True(t, strings.HasSuffix(res.Output.Text(), " is **Cheyenne**.\n"), res.Output.Text())
 	}
 
 	// With LF frames, too.
@@ -587,7 +588,7 @@ func TestJSONArrayStream(t *testing.T) {
 	resp := response(200, []byte(body))
 	resp.Stream = true
 	res := gemini.Provider{}.ParseResponse(streamCall, resp)
-	assert.Equal(t, "Hello", res.Output)
+	assert.Equal(t, "Hello", res.Output.Text())
 	assert.Equal(t, 5, res.Usage.TotalTokens)
 	assert.True(t, res.Finished)
 
@@ -600,15 +601,15 @@ func TestJSONArrayStream(t *testing.T) {
 func TestOnlyTheFirstCandidate(t *testing.T) {
 	body := `{"candidates":[{"content":{"parts":[{"text":"one"},{"text":"thinking","thought":true},{"functionCall":{"id":"c1","name":"f","args":{"x":1}}},{"text":" more"}]},"finishReason":"STOP"},{"index":1,"content":{"parts":[{"text":"two"}]},"finishReason":"SAFETY"}]}`
 	res := gemini.Provider{}.ParseResponse(generateCall, response(200, []byte(body)))
-	assert.Equal(t, "one more", res.Output)
-	assert.Equal(t, []providers.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}, res.ToolCalls)
+	assert.Equal(t, "one more", res.Output.Text())
+	assert.Equal(t, []providers.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}, providertest.Calls(res.Output))
 	assert.True(t, res.Outcome.OK, "the second candidate's SAFETY is not the answer's")
 
 	// In a stream, chunks of candidate 1 are left out.
 	stream := "data: {\"candidates\":[{\"index\":1,\"content\":{\"parts\":[{\"text\":\"B\"}]}}]}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"A\"}]},\"finishReason\":\"STOP\"}]}\n\n"
 	res = gemini.Provider{}.ParseResponse(streamCall, streamResponse([]byte(stream)))
-	assert.Equal(t, "A", res.Output)
+	assert.Equal(t, "A", res.Output.Text())
 }
 
 func TestResponseDoesNotKeepTheBody(t *testing.T) {
@@ -633,8 +634,8 @@ func describe(res providers.Result) string {
 	return s
 }
 
-// With a buffer lent for the text, the result is the same, its text is in
-// that buffer, and the buffer comes back grown for the next call.
+// With a buffer lent for the text, the result is the same, and owns its
+// text: the lent buffer is the recorder's to reuse.
 func TestScratchGivesTheSameResult(t *testing.T) {
 	for name, tc := range map[string]struct {
 		call *providers.Call
@@ -651,7 +652,11 @@ func TestScratchGivesTheSameResult(t *testing.T) {
 		resp.Scratch = &scratch
 		got := gemini.Provider{}.ParseResponse(tc.call, resp)
 		assert.Equal(t, want, got, name)
-		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
-		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
+		// The result owns its text: the recorder reuses the lent buffer.
+		scratch = scratch[:cap(scratch)]
+		for i := range scratch {
+			scratch[i] = 'x'
+		}
+		assert.Equal(t, want, got, "%s: the result points into the lent buffer", name)
 	}
 }

@@ -2,12 +2,11 @@ package gemini
 
 import (
 	"bytes"
-	"slices"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -33,9 +32,7 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 		return errorResult(resp.StatusCode, resp.Body)
 	}
 	a := assembler{class: valueClass(method), scratch: resp.Scratch}
-	if a.scratch != nil {
-		a.text = (*a.scratch)[:0]
-	}
+	a.answer.Lend(a.scratch)
 	body := bytes.TrimSpace(resp.Body)
 	switch {
 	case len(body) > 0 && body[0] == '[':
@@ -156,8 +153,7 @@ func blocked(reason string) bool {
 type assembler struct {
 	class    string
 	res      providers.Result
-	text     []byte           // the first candidate's text, thoughts left out
-	thoughts []byte           // the first candidate's thoughts: its reasoning
+	answer   convert.Builder  // the first candidate's parts, a stream's run together
 	scratch  *[]byte          // the recorder's buffer for text, if it lends one
 	usage    wire.UsageReader // cumulative in a stream: the last counts
 	reason   string           // the first candidate's finish reason
@@ -254,62 +250,11 @@ func (a *assembler) candidate(c gjson.Result) bool {
 	if r := enumName(reason, finishReasons[:]); r != "" {
 		a.reason, a.finished = r, true
 	}
-	content.Get("parts").ForEach(func(_, part gjson.Result) bool {
-		a.part(part)
+	content.Get("parts").ForEach(func(_, p gjson.Result) bool {
+		part(p, &a.answer)
 		return true
 	})
 	return true
-}
-
-// part reads one part of the first candidate: text that is not a thought
-// goes to the output, a thought (what includeThoughts asks for: a summary
-// of the model's thinking) to the reasoning, a function call to the tool
-// calls.
-func (a *assembler) part(part gjson.Result) {
-	var text, call gjson.Result
-	thought := false
-	part.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "text":
-			text = v
-		case "thought":
-			thought = v.Bool()
-		case "functionCall":
-			call = v
-		}
-		return true
-	})
-	if call.IsObject() {
-		var tc providers.ToolCall
-		call.ForEach(func(k, v gjson.Result) bool {
-			switch k.String() {
-			case "name":
-				tc.Name = v.String()
-			case "args":
-				tc.Arguments = v.Raw
-			case "id":
-				tc.ID = v.String()
-			}
-			return true
-		})
-		a.res.ToolCalls = append(a.res.ToolCalls, tc)
-	}
-	if text.Type == gjson.String {
-		if thought {
-			a.thoughts = appendDoubling(a.thoughts, text.String())
-		} else {
-			a.text = appendDoubling(a.text, text.String())
-		}
-	}
-}
-
-// appendDoubling appends s to b, growing b by doubling, where append
-// grows a large buffer by only 1.25×.
-func appendDoubling(b []byte, s string) []byte {
-	if cap(b)-len(b) < len(s) {
-		b = slices.Grow(b, max(len(s), cap(b)))
-	}
-	return append(b, s...)
 }
 
 // fail ends the outcome with an error object the response carried: the
@@ -354,21 +299,7 @@ func (a *assembler) result() providers.Result {
 	res := a.res
 	res.Finished = a.finished
 	a.usage.Into(&res)
-	if a.scratch != nil {
-		// Lent: the recorder copies what it keeps.
-		if len(a.text) > 0 {
-			res.Output = unsafe.String(&a.text[0], len(a.text))
-		}
-		if cap(a.text) > 0 {
-			*a.scratch = a.text[:0] // grown, for the next call
-		}
-	} else if len(a.text) > 0 {
-		res.Output = string(a.text)
-	}
-	if len(a.thoughts) > 0 {
-		// The assembler's own buffer, written no more.
-		res.Reasoning = unsafe.String(&a.thoughts[0], len(a.thoughts))
-	}
+	res.Output = a.answer.Message(a.scratch) // the parts of a stream's chunks, run together
 	switch {
 	case a.failed:
 		// fail set the outcome.

@@ -106,7 +106,7 @@ func TestGenaiGenerateContent(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "generate_content_response", HTTPStatus: 200, FinishReason: "STOP"}, r.Outcome)
 	assert.Equal(t, &record.Usage{InputTokens: 7, OutputTokens: 22, TotalTokens: 29}, r.Usage)
 	assert.Equal(t, record.SpeakerUser, r.Speaker)
-	assert.JSONEq(t, `[{"systemInstruction":true,"role":"system","parts":[{"text":"Answer in one sentence."}]},{"role":"user","parts":[{"text":"Where is Google's headquarters?"}]}]`, string(r.Args))
+	assert.JSONEq(t, `[{"role":"system","parts":[{"type":"text","content":"Answer in one sentence."}]},{"role":"user","parts":[{"type":"text","content":"Where is Google's headquarters?"}]}]`, string(r.Args))
 	assert.JSONEq(t, `{"model":"gemini-2.0-flash","maxOutputTokens":100,"temperature":0.2,"tools":["googleSearch"]}`, string(r.Kwargs))
 }
 

@@ -1,8 +1,10 @@
 // Package generic records calls to HTTP endpoints no other provider
 // recognizes. It names a call after its method and path ("http.POST
 // /v1/rerank"), takes the conversation (messages, contents or input) as
-// args and the rest of a JSON body as kwargs, and reads the outcome from
-// the status code, a JSON error body and the common usage shapes.
+// args, each element read as a message in the shapes the common APIs
+// share (OpenAI's chat messages and Responses items, Gemini's contents),
+// and the rest of a JSON body as kwargs, and reads the outcome from the
+// status code, a JSON error body and the common usage shapes.
 package generic
 
 import (
@@ -13,7 +15,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/gemini"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
+	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
 
@@ -53,7 +58,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 	root := wire.Parse(body)
 	switch {
 	case root.IsArray():
-		call.Args, _, call.Truncated = fitElems(root, req.ArgsLimit(), call.Truncated)
+		call.Args, _ = messages(req, root, &call.Truncated)
 	case root.IsObject():
 		// One pass over the top level: the model, the stream flag and the
 		// conversation are read on the way, never looked up again.
@@ -62,9 +67,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 			key := k.String()
 			switch {
 			case isConversation(key) && v.IsArray():
-				var last gjson.Result
-				call.Args, last, call.Truncated = fitElems(v, req.ArgsLimit(), call.Truncated)
-				call.Speaker = speakerOf(last)
+				call.Args, call.Speaker = messages(req, v, &call.Truncated)
 				return true
 			case key == "model" && v.Type == gjson.String:
 				call.Model = wire.Str(v)
@@ -92,21 +95,40 @@ func isConversation(key string) bool {
 	return false
 }
 
-// fitElems returns the elements of arr as an array within limit bytes,
-// and the last element.
-func fitElems(arr gjson.Result, limit int, truncated []string) (json.RawMessage, gjson.Result, []string) {
-	var elems []string // views into the body: FitArray copies them
-	var last gjson.Result
+// messages reads the elements of arr as messages, in the shapes the
+// common APIs share: a chat message ({"role", "content"}, OpenAI's and
+// those that copy it), a content ({"role", "parts"}, Gemini's), an input
+// item of OpenAI's Responses API, a string (a prompt). It returns them
+// as args within the request's bound, and who spoke last.
+func messages(req *providers.Request, arr gjson.Result, truncated *[]string) (json.RawMessage, string) {
+	var args convert.Args
+	args.Lend(req)
 	arr.ForEach(func(_, v gjson.Result) bool {
-		elems = append(elems, v.Raw)
-		last = v
+		raw := wire.Elide(v.Raw)
+		var m record.Message
+		switch {
+		case v.Get("parts").IsArray():
+			m = gemini.Content(raw)
+		case v.Get("role").Exists():
+			m = openai.ChatMessage(raw)
+		case v.Get("type").Exists():
+			for _, one := range openai.ResponsesItems(raw) {
+				args.Add(&one)
+			}
+			return true
+		case v.Type == gjson.String:
+			m = record.Message{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartText, Content: v.String()}}}
+		default:
+			m = record.Message{Role: record.RoleUser, Parts: []record.Part{convert.Other("element", v.Raw)}}
+		}
+		args.Add(&m)
 		return true
 	})
-	out, cut := wire.FitArray(elems, limit)
+	out, cut := args.JSON(req)
 	if cut {
-		truncated = append(truncated, "args")
+		*truncated = append(*truncated, "args")
 	}
-	return out, last, truncated
+	return out, args.Speaker()
 }
 
 func object(kvs [][]byte) json.RawMessage {
@@ -118,15 +140,6 @@ func object(kvs [][]byte) json.RawMessage {
 		out = append(out, kv...)
 	}
 	return append(out, '}')
-}
-
-// speakerOf returns the speaker implied by a turn's role.
-func speakerOf(turn gjson.Result) string {
-	role := turn.Get("role").String()
-	if role == "" && turn.Get("type").String() == "function_call_output" {
-		role = "tool"
-	}
-	return wire.SpeakerForRole(role)
 }
 
 // ParseResponse reads the status, a JSON error body, the model and the
@@ -153,6 +166,14 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 		res.Model, res.Outcome.ResponseID = wire.Str(f.model), wire.Str(f.id)
 		f.setUsage(&res)
 		res.Finished = true
+		// The answer, in the common shapes: an OpenAI-compatible choice's
+		// message, a Gemini-like candidate's content.
+		switch {
+		case f.answer.Get("parts").IsArray():
+			res.Output = gemini.Content([]byte(f.answer.Raw))
+		case f.answer.IsObject():
+			res.Output = openai.ChatMessage([]byte(f.answer.Raw))
+		}
 		return res
 	}
 	ct := resp.ContentType
@@ -171,6 +192,7 @@ func (Provider) ParseResponse(call *providers.Call, resp *providers.Response) pr
 // views into the body: copy with wire.Str what is kept.
 type fields struct {
 	class, model, id gjson.Result
+	answer           gjson.Result // the first choice's message, or the first candidate's content
 	usage            *record.Usage
 	usageCut         bool // a count was out of range: no usage, "usage" truncated
 }
@@ -201,6 +223,10 @@ func topFields(root gjson.Result) fields {
 			if !f.id.Exists() && v.Type == gjson.String {
 				f.id = v
 			}
+		case "choices":
+			f.answer = v.Get("0.message")
+		case "candidates":
+			f.answer = v.Get("0.content")
 		case "usage", "usageMetadata":
 			var u wire.UsageReader // every provider's shape, one meaning
 			u.Read(v)

@@ -34,10 +34,10 @@ func TestParseRequest(t *testing.T) {
 		truncated                 []string
 	}{
 		{"chat", request("POST", "http://x/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],"n":2}`),
-			"http.POST /v1/chat/completions", `[{"role":"user","content":"hi"}]`, `{"model":"m","stream":true,"n":2}`, "user", "m", true, nil},
+			"http.POST /v1/chat/completions", `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`, `{"model":"m","stream":true,"n":2}`, "user", "m", true, nil},
 		{"gemini contents", request("POST", "http://x/v1beta/models/g:generateContent", `{"contents":[{"role":"model","parts":[]}],"generationConfig":{"temperature":1}}`),
-			"http.POST /v1beta/models/g:generateContent", `[{"role":"model","parts":[]}]`, `{"generationConfig":{"temperature":1}}`, "agent", "", false, nil},
-		{"array body", request("POST", "http://x/batch", `[1,2]`), "http.POST /batch", `[1,2]`, `{}`, "", "", false, nil},
+			"http.POST /v1beta/models/g:generateContent", `[{"role":"assistant","parts":[]}]`, `{"generationConfig":{"temperature":1}}`, "agent", "", false, nil},
+		{"array body", request("POST", "http://x/batch", `[1,2]`), "http.POST /batch", `[{"role":"user","parts":[{"type":"other","name":"element","data":1}]},{"role":"user","parts":[{"type":"other","name":"element","data":2}]}]`, `{}`, "", "", false, nil},
 		{"no body", request("GET", "http://x/v1/models", ``), "http.GET /v1/models", `[]`, `{}`, "", "", false, nil},
 		{"not json", request("POST", "http://x/upload", `a=b`), "http.POST /upload", `[]`, `{}`, "", "", false, nil},
 		{"no path", request("GET", "http://x", ``), "http.GET /", `[]`, `{}`, "", "", false, nil},
@@ -161,5 +161,5 @@ func ExampleProvider() {
 	fmt.Println(string(call.Args), string(call.Kwargs))
 	// Output:
 	// http.POST /v1/rerank rerank-1 user
-	// [{"role":"user","content":"hi"}] {"model":"rerank-1","query":"q"}
+	// [{"role":"user","parts":[{"type":"text","content":"hi"}]}] {"model":"rerank-1","query":"q"}
 }

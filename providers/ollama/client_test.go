@@ -142,11 +142,11 @@ func TestClientChatStream(t *testing.T) {
 	r := only(t, rec)
 	assert.Equal(t, "ollama.chat", r.MethodName)
 	assert.Equal(t, "user", r.Speaker)
-	assert.JSONEq(t, `[{"role":"user","content":"Count from 1 to 5"}]`, string(r.Args))
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Count from 1 to 5"}]}]`, string(r.Args))
 	assert.JSONEq(t, `{"model":"gemma3:1b","options":{"num_predict":50,"temperature":0}}`, string(r.Kwargs))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "message", HTTPStatus: 200, FinishReason: "stop"}, r.Outcome)
 	assert.Equal(t, "gemma3:1b", r.Model)
-	assert.Equal(t, got, r.Output)
+	assert.Equal(t, got, r.Output.Text())
 	assert.Equal(t, &record.Usage{InputTokens: 16, OutputTokens: 22, TotalTokens: 38}, r.Usage, "prompt_eval_count and eval_count")
 	assert.Nil(t, r.Cost, "a local model is not priced")
 	assert.Greater(t, r.TimeToFirstChunkMS, 0.0, "NDJSON is a stream")
@@ -179,7 +179,9 @@ func TestClientChatThinkingToolCalls(t *testing.T) {
 	assert.JSONEq(t, `false`, string(kw["stream"]))
 	assert.JSONEq(t, `true`, string(kw["think"]))
 	assert.True(t, r.Outcome.OK)
-	assert.Empty(t, r.Output, "the thinking is not the output")
+	assert.Empty(t, r.Output.Text(), "the thinking is not the text")
+	assert.Equal(t, last.Message.Thinking, r.Output.Reasoning(), "it is the reasoning")
+	require.Len(t, calls(r.Output), 2)
 	assert.Equal(t, &record.Usage{InputTokens: 557, OutputTokens: 213, TotalTokens: 770}, r.Usage)
 	assert.Equal(t, "qwen3.5:35b", r.Model)
 }
@@ -197,10 +199,10 @@ func TestClientGenerate(t *testing.T) {
 
 	r := only(t, rec)
 	assert.Equal(t, "ollama.generate", r.MethodName)
-	assert.JSONEq(t, `[{"role":"user","content":"Hello, how are you?"}]`, string(r.Args), "no system: Ollama's client sends an empty one")
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Hello, how are you?"}]}]`, string(r.Args), "no system: Ollama's client sends an empty one")
 	assert.JSONEq(t, `{"model":"gemma3:1b","suffix":"","template":"","context":"…[3 token ids]","stream":false,"options":{"num_predict":100,"temperature":0}}`, string(r.Kwargs))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "completion", HTTPStatus: 200, FinishReason: "stop"}, r.Outcome)
-	assert.Equal(t, got.Response, r.Output)
+	assert.Equal(t, got.Response, r.Output.Text())
 	assert.Equal(t, &record.Usage{InputTokens: 15, OutputTokens: 65, TotalTokens: 80}, r.Usage)
 }
 
@@ -214,7 +216,7 @@ func TestClientEmbed(t *testing.T) {
 
 	r := only(t, rec)
 	assert.Equal(t, "ollama.embed", r.MethodName)
-	assert.JSONEq(t, `["Hello world"]`, string(r.Args))
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Hello world"}]}]`, string(r.Args))
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "embeddings", HTTPStatus: 200}, r.Outcome)
 	assert.Equal(t, &record.Usage{InputTokens: 2, TotalTokens: 2}, r.Usage)
 	assert.Nil(t, r.Cost)
@@ -338,4 +340,15 @@ func TestLocalModelNotPriced(t *testing.T) {
 	assert.Equal(t, "gpt-4o", r.Model)
 	require.NotNil(t, r.Usage)
 	assert.Nil(t, r.Cost)
+}
+
+// calls are the tool call parts of an answer.
+func calls(m *record.Message) []record.Part {
+	var out []record.Part
+	for _, p := range m.Parts {
+		if p.Type == record.PartToolCall {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -24,11 +24,11 @@ func Example() {
 		`{"model":"llama3.2","created_at":"2026-03-09T20:20:31Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop",` +
 		`"total_duration":5191566416,"prompt_eval_count":26,"eval_count":4}` + "\n"
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(stream), Stream: true, EOF: true})
-	fmt.Println(res.Output, res.Outcome.FinishReason, res.Finished)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason, res.Finished)
 	fmt.Println("input", res.Usage.InputTokens, "output", res.Usage.OutputTokens, "total", res.Usage.TotalTokens)
 	// Output:
 	// ollama.chat llama3.2 user true
-	// [{"role":"user","content":"Why is the sky blue?"}]
+	// [{"role":"user","parts":[{"type":"text","content":"Why is the sky blue?"}]}]
 	// {"model":"llama3.2","options":{"temperature":0}}
 	// Rayleigh scattering. stop true
 	// input 26 output 4 total 30

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -77,22 +78,16 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		return call, true
 	}
 	var (
-		args         [][]byte
-		last         gjson.Result
+		conversation gjson.Result
 		system       gjson.Result
 		prompt       gjson.Result
 		images       gjson.Result
 		kw           kwargs
-		conversation bool
 	)
 	wire.Parse(body).ForEach(func(k, v gjson.Result) bool {
 		switch key := k.String(); {
-		case key == "messages" && method == MethodChat:
-			args, last = wire.ElidedElements(v)
-			conversation = true
-			return true
-		case key == "input" && method == MethodEmbed:
-			args, _ = wire.ElidedElements(v)
+		case key == "messages" && method == MethodChat, key == "input" && method == MethodEmbed:
+			conversation = v
 			return true
 		case key == "prompt" && method == MethodGenerate:
 			prompt = v
@@ -111,48 +106,82 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		kw.add(k, v)
 		return true
 	})
-	if method == MethodGenerate {
-		args = generateArgs(system, prompt, images)
+	var (
+		args convert.Args
+		b    convert.Builder
+	)
+	args.Lend(req)
+	switch method {
+	case MethodGenerate:
+		generateArgs(&args, &b, system, prompt, images)
+	case MethodChat:
+		conversation.ForEach(func(_, v gjson.Result) bool {
+			m := chatMessage(wire.Parse(wire.Elide(v.Raw)), &b)
+			args.Add(&m)
+			return true
+		})
+	default: // the inputs of an embedding, each a user's text
+		each := func(v gjson.Result) {
+			b.Reset()
+			if v.Type == gjson.String {
+				b.Text(v.String())
+			} else {
+				b.Add(convert.Other("input", v.Raw))
+			}
+			m := b.Message(nil)
+			m.Role = record.RoleUser
+			args.Add(&m)
+		}
+		if conversation.IsArray() {
+			conversation.ForEach(func(_, v gjson.Result) bool {
+				each(v)
+				return true
+			})
+		} else if conversation.Exists() {
+			each(conversation)
+		}
 	}
 	var cut bool
-	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = args.JSON(req)
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
 	kw.Into(&call)
 	call.Speaker = record.SpeakerUser
-	if conversation && last.IsObject() {
-		if s := wire.SpeakerForRole(last.Get("role").String()); s != "" {
-			call.Speaker = s
-		}
+	if method == MethodChat && args.Len() > 0 {
+		call.Speaker = args.Speaker()
 	}
 	return call, true
 }
 
 // generateArgs makes a generate call's args a conversation, as the other
-// providers' are: the system prompt first, marked as such (when it is not
-// empty: Ollama's Go client always sends one), then the prompt as the
-// user's turn, with its images elided.
-func generateArgs(system, prompt, images gjson.Result) [][]byte {
-	var args [][]byte
+// providers' are: the system prompt first (when it is not empty: Ollama's
+// Go client always sends one), then the prompt as the user's turn, with
+// its images.
+func generateArgs(args *convert.Args, b *convert.Builder, system, prompt, images gjson.Result) {
 	if system.Type == gjson.String && system.Str != "" {
-		turn := append([]byte(`{"system":true,"role":"system","content":`), system.Raw...)
-		args = append(args, append(turn, '}'))
+		b.Reset()
+		b.Text(system.String())
+		m := b.Message(nil)
+		m.Role = record.RoleSystem
+		args.Add(&m)
 	}
 	if prompt.Exists() || images.Exists() {
-		turn := []byte(`{"role":"user","content":`)
-		if prompt.Exists() {
-			turn = append(turn, prompt.Raw...)
-		} else {
-			turn = append(turn, `""`...)
+		b.Reset()
+		if prompt.Type == gjson.String && prompt.Str != "" {
+			b.Text(prompt.String())
 		}
-		if images.Exists() {
-			turn = append(turn, `,"images":`...)
-			turn = append(turn, wire.Elide(images.Raw)...)
+		images.ForEach(func(_, img gjson.Result) bool {
+			b.Add(convert.Inline("image", img.String()))
+			return true
+		})
+		m := b.Message(nil)
+		m.Role = record.RoleUser
+		if m.Parts == nil {
+			m.Parts = []record.Part{}
 		}
-		args = append(args, append(turn, '}'))
+		args.Add(&m)
 	}
-	return args
 }
 
 // kwargs gathers the parameters a request set, in the order it set them.

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -87,9 +88,8 @@ func parseResponse(method string, resp *providers.Response) providers.Result {
 type answer struct {
 	class    string
 	model    string
-	reason   string // done_reason
-	text     strings.Builder
-	calls    []providers.ToolCall
+	reason   string          // done_reason
+	answer   convert.Builder // the message, or a stream's pieces of it run together
 	usage    wire.UsageReader
 	objects  int
 	done     bool
@@ -144,7 +144,11 @@ func (a *answer) object(root gjson.Result, raw []byte) {
 			a.message(v)
 		case "response":
 			if v.Type == gjson.String {
-				writeText(&a.text, v.String())
+				a.answer.Text(v.String())
+			}
+		case "thinking":
+			if v.Type == gjson.String {
+				a.answer.Reasoning(v.String())
 			}
 		case "done":
 			a.done = a.done || v.Type == gjson.True
@@ -159,25 +163,9 @@ func (a *answer) object(root gjson.Result, raw []byte) {
 	})
 }
 
-// message reads a chat message (or a stream's piece of one): content is
-// the output; thinking is not; tool_calls come whole, each in one line.
-func (a *answer) message(m gjson.Result) {
-	m.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "content":
-			if v.Type == gjson.String {
-				writeText(&a.text, v.String())
-			}
-		case "tool_calls":
-			v.ForEach(func(_, c gjson.Result) bool {
-				f := c.Get("function")
-				a.calls = append(a.calls, providers.ToolCall{ID: c.Get("id").String(), Name: f.Get("name").String(), Arguments: f.Get("arguments").Raw})
-				return true
-			})
-		}
-		return true
-	})
-}
+// message reads a chat message (or a stream's piece of one), as a
+// request's message is read (parts).
+func (a *answer) message(m gjson.Result) { parts(m, &a.answer) }
 
 // tail reads what the tail of a body the capture cut still holds when it
 // is one long object (an embed's vectors): the counts come last.
@@ -213,10 +201,9 @@ func (a *answer) tail(b []byte) {
 
 func (a *answer) result() providers.Result {
 	res := providers.Result{
-		Outcome:   record.Success(a.class),
-		Model:     a.model,
-		Output:    a.text.String(),
-		ToolCalls: a.calls,
+		Outcome: record.Success(a.class),
+		Model:   a.model,
+		Output:  a.answer.Message(nil),
 		// An embed's answer has no "done": a whole object is the end.
 		Finished: a.done || a.failed || a.embedded && a.objects > 0,
 	}
@@ -243,10 +230,4 @@ func classify(status int, body []byte) (errorType, message string) {
 		errorType = record.ErrorNotFound
 	}
 	return errorType, message
-}
-
-// writeText appends s to b, growing b by doubling.
-func writeText(b *strings.Builder, s string) {
-	b.Grow(len(s))
-	b.WriteString(s)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -111,23 +112,23 @@ func TestChunkTemplateText(t *testing.T) {
 	res := openai.Provider{}.ParseResponse(chatCall, streamResponse(streams["escaped"]))
 	assert.True(t, res.Outcome.OK)
 	assert.Equal(t, "stop", res.Outcome.FinishReason)
-	assert.Equal(t, 50, strings.Count(res.Output, "\"quoted\" é😀 \\"))
-	assert.True(t, strings.HasPrefix(res.Output, "line\n0 \"quoted\""), res.Output[:20])
+	assert.Equal(t, 50, strings.Count(res.Output.Text(), "\"quoted\" é😀 \\"))
+	assert.True(t, strings.HasPrefix(res.Output.Text(), "line\n0 \"quoted\""), res.Output.Text()[:20])
 
 	res = openai.Provider{}.ParseResponse(chatCall, streamResponse(streams["obfuscated"]))
 	var want strings.Builder
 	for i := range 50 {
 		fmt.Fprintf(&want, "t%d", i)
 	}
-	assert.Equal(t, want.String(), res.Output)
+	assert.Equal(t, want.String(), res.Output.Text())
 
 	res = openai.Provider{}.ParseResponse(chatCall, streamResponse(streams["the envelope changes"]))
-	assert.Equal(t, "abcdeghik", res.Output, "f is choice 1")
-	assert.Equal(t, "no", res.Refusal)
-	assert.Equal(t, "hmm", res.Reasoning)
+	assert.Equal(t, "abcdeghik", res.Output.Text(), "f is choice 1")
+	assert.Equal(t, "no", providertest.Refusal(res.Output))
+	assert.Equal(t, "hmm", res.Output.Reasoning())
 	assert.Equal(t, &record.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, res.Usage)
-	if assert.Len(t, res.ToolCalls, 1) {
-		assert.Equal(t, "f", res.ToolCalls[0].Name)
+	if calls := providertest.Calls(res.Output); assert.Len(t, calls, 1) {
+		assert.Equal(t, "f", calls[0].Name)
 	}
 
 	res = openai.Provider{}.ParseResponse(chatCall, streamResponse(streams["an error in the middle"]))

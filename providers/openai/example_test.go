@@ -22,7 +22,7 @@ func Example() {
 		"data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n" +
 		"data: [DONE]\n\n"
 	res := p.ParseResponse(&call, &providers.Response{StatusCode: 200, Body: []byte(stream), Stream: true})
-	fmt.Println(res.Output, res.Outcome.FinishReason, res.Usage.TotalTokens, res.Finished)
+	fmt.Println(res.Output.Text(), res.Outcome.FinishReason, res.Usage.TotalTokens, res.Finished)
 	// Output:
 	// openai.chat.completions.create prod user {"temperature":0}
 	// Hello stop 5 true

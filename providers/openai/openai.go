@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -83,11 +84,7 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		return call, true
 	}
 	var (
-		// Most conversations have a few turns: their views live on the
-		// stack, and FitArray copies them.
-		turns        [16][]byte
-		args         = turns[:0]
-		last         []byte
+		conversation []byte // messages, input or prompt: a view into the body
 		instructions []byte
 		kw           kwargs
 		// The kwargs are built on the stack, and copied out once whole.
@@ -100,17 +97,17 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		switch string(k) {
 		case "messages":
 			if method == MethodChat {
-				args, last = elements(args, v)
+				conversation = v
 				return true
 			}
 		case "input":
 			if method == MethodResponses || method == MethodEmbeddings {
-				args, last = elements(args, v)
+				conversation = v
 				return true
 			}
 		case "prompt":
 			if method == MethodCompletions {
-				args, last = elements(args, v)
+				conversation = v
 				return true
 			}
 		case "instructions":
@@ -134,13 +131,17 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		call.Model, call.Stream = deployment, false
 		return call, true
 	}
+	var args convert.Args
+	args.Lend(req)
 	if instructions != nil {
-		// The Responses API's system prompt: first, and marked as such.
-		marked := append([]byte(`{"instructions":true,"role":"system","content":`), instructions...)
-		args = append([][]byte{append(marked, '}')}, args...)
+		// The Responses API's system prompt: first, a system message.
+		args.Add(&record.Message{Role: record.RoleSystem, Parts: []record.Part{{Type: record.PartText, Content: wire.Parse(instructions).String()}}})
+	}
+	if conversation != nil {
+		messages(method, conversation, &args)
 	}
 	var cut bool
-	call.Args, cut = wire.FitArrayInto(req.Scratch, args, req.ArgsLimit())
+	call.Args, cut = args.JSON(req)
 	if cut {
 		call.Truncated = append(call.Truncated, "args")
 	}
@@ -153,25 +154,40 @@ func (Provider) ParseRequest(req *providers.Request) (providers.Call, bool) {
 		call.Kwargs = json.RawMessage(`{"…":"[kwargs cut]"}`)
 		call.Truncated = append(call.Truncated, "kwargs")
 	}
-	call.Speaker = speaker(method, wire.Parse(last))
+	call.Speaker = args.Speaker()
 	return call, true
 }
 
-// elements returns the turns of a conversation field (raw, validated),
-// with their large inline data elided, and the last one. A string (a
-// prompt, an input) is one turn. The turns are views into the body:
-// FitArray copies them.
-func elements(out [][]byte, v []byte) ([][]byte, []byte) {
-	if v[0] != '[' {
-		return append(out, elide(v)), v
+// messages reads the conversation of a request (its messages, input or
+// prompt, raw) into args: each chat message, the Responses API's items,
+// or each prompt or input, a string being one. Inline data (base64) is
+// elided before it is read.
+func messages(method string, conversation []byte, args *convert.Args) {
+	var m record.Message
+	each := func(fn func(v gjson.Result)) {
+		if conversation[0] != '[' {
+			fn(wire.Parse(elide(conversation)))
+			return
+		}
+		record.EachValidElement(conversation, func(e []byte) bool {
+			fn(wire.Parse(elide(e)))
+			return true
+		})
 	}
-	var last []byte
-	record.EachValidElement(v, func(e []byte) bool {
-		out = append(out, elide(e))
-		last = e
-		return true
-	})
-	return out, last
+	switch method {
+	case MethodChat:
+		each(func(v gjson.Result) {
+			chatMessage(v, &m)
+			args.Add(&m)
+		})
+	case MethodResponses:
+		responsesItems(wire.Parse(elide(conversation)), args.Add)
+	default: // prompts, embedding inputs
+		each(func(v gjson.Result) {
+			m.Role, m.Parts = record.RoleUser, value(m.Parts[:0], v)
+			args.Add(&m)
+		})
+	}
 }
 
 // elide returns raw with base64 data replaced by a marker: raw itself, a
@@ -179,27 +195,6 @@ func elements(out [][]byte, v []byte) ([][]byte, []byte) {
 func elide(raw []byte) []byte {
 	out, _ := wire.ElideBase64(raw)
 	return out
-}
-
-// speaker reads who spoke last: the role of the last message (or input
-// item); a function call's output is the tool speaking.
-func speaker(method string, last gjson.Result) string {
-	if !last.IsObject() {
-		return record.SpeakerUser // a prompt, an input string, an embedding
-	}
-	role := last.Get("role").String()
-	if role == "" {
-		switch last.Get("type").String() {
-		case "function_call_output", "custom_tool_call_output", "computer_call_output":
-			return record.SpeakerTool
-		case "function_call", "reasoning":
-			return record.SpeakerAgent
-		}
-	}
-	if s := wire.SpeakerForRole(role); s != "" {
-		return s
-	}
-	return record.SpeakerUser
 }
 
 // kwargs gathers the parameters a request set, in the order it set them.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/providers/openai"
 	"github.com/llmhistory/llmhistory/record"
@@ -38,6 +39,13 @@ func request(method, rawURL, body string) *providers.Request {
 	return &providers.Request{Method: method, URL: u, Header: http.Header{}, Body: []byte(body)}
 }
 
+// text is a message of one text part, as the message model encodes it.
+func text(role, content string) string {
+	m := record.TextMessage(role, content)
+	return string(m.AppendJSON(nil))
+}
+
+// Each request's messages, in the message model.
 func TestParseRequest(t *testing.T) {
 	img := strings.Repeat("iVBORw0KGgo", 200)
 	tests := []struct {
@@ -54,46 +62,46 @@ func TestParseRequest(t *testing.T) {
 		{"chat", request("POST", "https://api.openai.com/v1/chat/completions",
 			`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"temperature":0.2,"max_completion_tokens":100,"n":1,"seed":7,"stop":["\n"],"user":"u1","metadata":{"secret":"x"},"logit_bias":{"1":2}}`),
 			openai.MethodChat, "gpt-4o-mini",
-			`[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}]`,
+			`[` + text("system", "Be brief.") + `,` + text("user", "Hi") + `]`,
 			`{"model":"gpt-4o-mini","temperature":0.2,"max_completion_tokens":100,"n":1,"seed":7,"stop":["\n"],"user":"u1"}`,
 			"user", false, nil},
 		{"chat with tools, stream, format", request("POST", "https://api.openai.com/v1/chat/completions",
 			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"w?"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"tools":[{"type":"function","function":{"name":"get_weather","description":"long","parameters":{"type":"object"}}},{"type":"function","function":{"name":"search"}}],"tool_choice":"auto","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}},"reasoning_effort":"low"}`),
 			openai.MethodChat, "gpt-4o",
-			`[{"role":"user","content":"w?"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}]`,
+			`[` + text("user", "w?") + `,{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather"}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","content":"sunny"}]}]`,
 			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"tools":["get_weather","search"],"tool_choice":"auto","response_format":"json_schema","reasoning_effort":"low"}`,
 			"tool", true, nil},
 		{"assistant continuation", request("POST", "https://api.openai.com/v1/chat/completions",
 			`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`),
-			openai.MethodChat, "m", `[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`, `{"model":"m"}`, "agent", false, nil},
+			openai.MethodChat, "m", `[` + text("user", "a") + `,` + text("assistant", "b") + `]`, `{"model":"m"}`, "agent", false, nil},
 		{"azure", request("POST", "https://res.openai.azure.com/openai/deployments/prod-gpt4o/chat/completions?api-version=2024-10-21",
 			`{"messages":[{"role":"user","content":"Hi"}]}`),
-			openai.MethodChat, "prod-gpt4o", `[{"role":"user","content":"Hi"}]`, `{}`, "user", false, nil},
+			openai.MethodChat, "prod-gpt4o", `[` + text("user", "Hi") + `]`, `{}`, "user", false, nil},
 		{"compatible server", request("POST", "http://localhost:8000/v1/chat/completions/",
 			`{"model":"llama3","messages":[{"role":"user","content":"Hi"}],"top_k":40}`),
-			openai.MethodChat, "llama3", `[{"role":"user","content":"Hi"}]`, `{"model":"llama3","top_k":40}`, "user", false, nil},
+			openai.MethodChat, "llama3", `[` + text("user", "Hi") + `]`, `{"model":"llama3","top_k":40}`, "user", false, nil},
 		{"responses with instructions", request("POST", "https://api.openai.com/v1/responses",
 			`{"model":"gpt-4o-mini","instructions":"Talk like a pirate.","input":"Hello","text":{"format":{"type":"json_object"}},"reasoning":{"effort":"low"},"tools":[{"type":"function","name":"get_weather"},{"type":"web_search"}]}`),
 			openai.MethodResponses, "gpt-4o-mini",
-			`[{"instructions":true,"role":"system","content":"Talk like a pirate."},"Hello"]`,
+			`[` + text("system", "Talk like a pirate.") + `,` + text("user", "Hello") + `]`,
 			`{"model":"gpt-4o-mini","text_format":"json_object","reasoning":{"effort":"low"},"tools":["get_weather","web_search"]}`,
 			"user", false, nil},
 		{"responses function output", request("POST", "https://api.openai.com/v1/responses",
 			`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`),
-			openai.MethodResponses, "m", `[{"type":"function_call_output","call_id":"c1","output":"42"}]`,
+			openai.MethodResponses, "m", `[{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","content":"42"}]}]`,
 			`{"model":"m","previous_response_id":"resp_1"}`, "tool", false, nil},
 		{"legacy completions", request("POST", "https://api.openai.com/v1/completions",
 			`{"model":"gpt-3.5-turbo-instruct","prompt":"Say this is a test","max_tokens":7}`),
-			openai.MethodCompletions, "gpt-3.5-turbo-instruct", `["Say this is a test"]`,
+			openai.MethodCompletions, "gpt-3.5-turbo-instruct", `[` + text("user", "Say this is a test") + `]`,
 			`{"model":"gpt-3.5-turbo-instruct","max_tokens":7}`, "user", false, nil},
 		{"embeddings", request("POST", "https://api.openai.com/v1/embeddings",
 			`{"model":"text-embedding-3-small","input":["a","b"],"dimensions":256,"encoding_format":"float"}`),
-			openai.MethodEmbeddings, "text-embedding-3-small", `["a","b"]`,
+			openai.MethodEmbeddings, "text-embedding-3-small", `[` + text("user", "a") + `,` + text("user", "b") + `]`,
 			`{"model":"text-embedding-3-small","dimensions":256,"encoding_format":"float"}`, "user", false, nil},
 		{"image elided", request("POST", "https://api.openai.com/v1/chat/completions",
 			`{"model":"gpt-4o","messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,`+img+`"}}]}]}`),
 			openai.MethodChat, "gpt-4o",
-			`[{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,[elided 2200 bytes]"}}]}]`,
+			`[{"role":"user","parts":[{"type":"text","content":"what is this?"},{"type":"media","mime_type":"image/png","size":2200}]}]`,
 			`{"model":"gpt-4o"}`, "user", false, nil},
 		{"cut body", &providers.Request{Method: "POST", URL: &url.URL{Path: "/v1/chat/completions"}, Body: []byte(`{"model":"m","mess`), BodyTruncated: true},
 			openai.MethodChat, "", `[]`, `{}`, "", false, []string{"args", "kwargs"}},
@@ -164,13 +172,13 @@ func TestParseResponse(t *testing.T) {
 	assert.Equal(t, record.Outcome{Status: "ok", OK: true, ValueClass: "chat.completion", FinishReason: "stop", ResponseID: "chatcmpl-C6bhxDl79vlojU2DYKbzyDh0FmLZY"}, res.Outcome)
 	assert.Equal(t, "gpt-3.5-turbo-0125", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 13, OutputTokens: 31, TotalTokens: 44}, res.Usage)
-	assert.True(t, strings.HasPrefix(res.Output, "Hello! I'm just a computer program"))
+	assert.True(t, strings.HasPrefix(res.Output.Text(), "Hello! I'm just a computer program"))
 	assert.True(t, res.Finished)
 
 	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response_tool_calls.json")))
 	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
-	require.Len(t, res.ToolCalls, 2)
-	for _, c := range res.ToolCalls {
+	require.Len(t, providertest.Calls(res.Output), 2)
+	for _, c := range providertest.Calls(res.Output) {
 		assert.NotEmpty(t, c.ID)
 		assert.NotEmpty(t, c.Name)
 		assert.True(t, json.Valid([]byte(c.Arguments)), c.Arguments)
@@ -178,14 +186,14 @@ func TestParseResponse(t *testing.T) {
 
 	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response_function_call_legacy.json")))
 	assert.Equal(t, "function_call", res.Outcome.FinishReason)
-	assert.Equal(t, []providers.ToolCall{{Name: "get_weather", Arguments: `{"location":"Boston"}`}}, res.ToolCalls)
+	assert.Equal(t, []providers.ToolCall{{Name: "get_weather", Arguments: `{"location":"Boston"}`}}, providertest.Calls(res.Output))
 
 	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, response(200, testdata(t, "openai_responses_response.json")))
 	assert.Equal(t, "response", res.Outcome.ValueClass)
 	assert.Equal(t, "completed", res.Outcome.FinishReason)
 	assert.Equal(t, "gpt-4o-mini-2024-07-18", res.Model)
 	assert.Equal(t, &record.Usage{InputTokens: 14, OutputTokens: 50, TotalTokens: 64}, res.Usage)
-	assert.True(t, strings.HasPrefix(res.Output, "I can't provide real-time updates"))
+	assert.True(t, strings.HasPrefix(res.Output.Text(), "I can't provide real-time updates"))
 
 	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodEmbeddings}, response(200, []byte(
 		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":5,"total_tokens":5}}`)))
@@ -196,7 +204,7 @@ func TestParseResponse(t *testing.T) {
 		`{"id":"cmpl-1","object":"text_completion","model":"gpt-3.5-turbo-instruct","choices":[{"text":"This is a test.","index":0,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)))
 	assert.Equal(t, "text_completion", res.Outcome.ValueClass)
 	assert.Equal(t, "length", res.Outcome.FinishReason)
-	assert.Equal(t, "This is a test.", res.Output)
+	assert.Equal(t, "This is a test.", res.Output.Text())
 }
 
 func TestParseResponseReasoningAndCache(t *testing.T) {
@@ -216,7 +224,7 @@ func TestContentFilterAndRefusal(t *testing.T) {
 	res = openai.Provider{}.ParseResponse(chatCall, response(200, []byte(
 		`{"object":"chat.completion","choices":[{"message":{"content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`)))
 	assert.True(t, res.Outcome.OK)
-	assert.Equal(t, "I can't help with that.", res.Refusal)
+	assert.Equal(t, "I can't help with that.", providertest.Refusal(res.Output))
 }
 
 func TestResponsesStatuses(t *testing.T) {
@@ -274,16 +282,16 @@ func TestStreams(t *testing.T) {
 	assert.True(t, res.Finished, "[DONE] seen")
 	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
 	assert.Equal(t, "gpt-4o-2024-08-06", res.Model)
-	require.Len(t, res.ToolCalls, 1)
-	assert.Equal(t, "get_weather", res.ToolCalls[0].Name)
-	assert.Equal(t, "call_4XzlGBLtUe9dy3GVNV4jhq7h", res.ToolCalls[0].ID)
-	assert.JSONEq(t, `{"city":"New York City"}`, res.ToolCalls[0].Arguments)
+	require.Len(t, providertest.Calls(res.Output), 1)
+	assert.Equal(t, "get_weather", providertest.Calls(res.Output)[0].Name)
+	assert.Equal(t, "call_4XzlGBLtUe9dy3GVNV4jhq7h", providertest.Calls(res.Output)[0].ID)
+	assert.JSONEq(t, `{"city":"New York City"}`, providertest.Calls(res.Output)[0].Arguments)
 	require.NotNil(t, res.Usage)
 	assert.Equal(t, 60, res.Usage.TotalTokens, "usage from the last chunk, whose choices are empty")
 
 	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream_parallel_tools.sse")))
-	require.Len(t, res.ToolCalls, 2, "tool-call fragments assembled by index")
-	for _, c := range res.ToolCalls {
+	require.Len(t, providertest.Calls(res.Output), 2, "tool-call fragments assembled by index")
+	for _, c := range providertest.Calls(res.Output) {
 		assert.NotEmpty(t, c.ID, "the id comes only in a call's first fragment")
 		assert.NotEmpty(t, c.Name)
 		assert.True(t, json.Valid([]byte(c.Arguments)), c.Arguments)
@@ -293,14 +301,14 @@ func TestStreams(t *testing.T) {
 	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream_2025_obfuscation.sse")))
 	assert.True(t, res.Finished)
 	assert.Equal(t, 27, res.Usage.TotalTokens, `"usage": null on every chunk but the last`)
-	assert.NotEmpty(t, res.Output)
+	assert.NotEmpty(t, res.Output.Text())
 	assert.Equal(t, "stop", res.Outcome.FinishReason)
 
 	res = p.ParseResponse(&providers.Call{MethodName: openai.MethodResponses}, streamResponse(testdata(t, "responses_stream.sse")))
 	assert.True(t, res.Outcome.OK)
 	assert.True(t, res.Finished, "response.completed ends the stream")
-	assert.Equal(t, "Let me check.", res.Output)
-	assert.Equal(t, []providers.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city":"Paris"}`}}, res.ToolCalls)
+	assert.Equal(t, "Let me check.", res.Output.Text())
+	assert.Equal(t, []providers.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city":"Paris"}`}}, providertest.Calls(res.Output))
 	assert.Equal(t, &record.Usage{InputTokens: 20, OutputTokens: 12, TotalTokens: 32, CachedTokens: 8}, res.Usage)
 	assert.Equal(t, "resp_stream_1", res.Outcome.ResponseID)
 	assert.Equal(t, "completed", res.Outcome.FinishReason)
@@ -507,8 +515,8 @@ func TestParseResponseNotJSON(t *testing.T) {
 	}
 }
 
-// With a buffer lent for the text, the result is the same, its text is in
-// that buffer, and the buffer comes back grown for the next call.
+// With a buffer lent for the text, the result is the same, and owns its
+// text: the lent buffer is the recorder's to reuse.
 func TestScratchGivesTheSameResult(t *testing.T) {
 	for _, name := range []string{"openai_chat_response.json", "openai_chat_stream_2025_obfuscation.sse"} {
 		body := testdata(t, name)
@@ -522,8 +530,12 @@ func TestScratchGivesTheSameResult(t *testing.T) {
 		lent.Stream, lent.Scratch = stream, &scratch
 		got := openai.Provider{}.ParseResponse(chatCall, lent)
 		assert.Equal(t, want, got, name)
-		require.GreaterOrEqual(t, cap(scratch), len(got.Output), name)
-		assert.Equal(t, got.Output, string(scratch[:len(got.Output)]), "%s: the text is in the lent buffer", name)
+		// The result owns its text: the recorder reuses the lent buffer.
+		scratch = scratch[:cap(scratch)]
+		for i := range scratch {
+			scratch[i] = 'x'
+		}
+		assert.Equal(t, want, got, "%s: the result points into the lent buffer", name)
 	}
 }
 
@@ -535,30 +547,30 @@ func TestReasoningTierAndFingerprint(t *testing.T) {
 	responses := &providers.Call{MethodName: openai.MethodResponses}
 
 	res := p.ParseResponse(chatCall, response(200, testdata(t, "chat_response_reasoning_content_tool_calls.json")))
-	assert.Equal(t, "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter.", res.Reasoning)
-	assert.Equal(t, []providers.ToolCall{{ID: "get_weather:0", Name: "get_weather", Arguments: `{"location": "Beijing"}`}}, res.ToolCalls)
-	assert.Empty(t, res.Output)
+	assert.Equal(t, "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter.", res.Output.Reasoning())
+	assert.Equal(t, []providers.ToolCall{{ID: "get_weather:0", Name: "get_weather", Arguments: `{"location":"Beijing"}`}}, providertest.Calls(res.Output))
+	assert.Empty(t, res.Output.Text())
 	assert.Equal(t, "tool_calls", res.Outcome.FinishReason)
 
 	res = p.ParseResponse(chatCall, response(200, testdata(t, "openai_chat_response.json")))
 	assert.Equal(t, "default", res.ServiceTier)
 	assert.Empty(t, res.SystemFingerprint, `"system_fingerprint": null`)
-	assert.Empty(t, res.Reasoning)
+	assert.Empty(t, res.Output.Reasoning())
 
 	res = p.ParseResponse(chatCall, streamResponse(testdata(t, "openai_chat_stream.sse")))
 	assert.Equal(t, "fp_143bb8492c", res.SystemFingerprint, "every chunk carries it")
 
 	res = p.ParseResponse(responses, response(200, testdata(t, "openai_responses_response.json")))
 	assert.Equal(t, "default", res.ServiceTier)
-	assert.Empty(t, res.Reasoning)
+	assert.Empty(t, res.Output.Reasoning())
 
 	res = p.ParseResponse(responses, response(200, testdata(t, "responses_reasoning_summary.json")))
 	assert.Equal(t, "default", res.ServiceTier)
-	parts := strings.Split(res.Reasoning, "\n\n**")
+	parts := strings.Split(res.Output.Reasoning(), "\n\n**")
 	assert.Len(t, parts, 6, "six summary parts, a blank line apart")
-	assert.True(t, strings.HasPrefix(res.Reasoning, "**Considering street crossing safety**\n\nI need to parse the user's query"), res.Reasoning)
-	assert.True(t, strings.HasPrefix(res.Output, "Here’s a simple, safe way to cross a street:"), "the summary is not the output")
-	assert.NotContains(t, res.Output, "Considering street crossing safety")
+	assert.True(t, strings.HasPrefix(res.Output.Reasoning(), "**Considering street crossing safety**\n\nI need to parse the user's query"), res.Output.Reasoning())
+	assert.True(t, strings.HasPrefix(res.Output.Text(), "Here’s a simple, safe way to cross a street:"), "the summary is not the output")
+	assert.NotContains(t, res.Output.Text(), "Considering street crossing safety")
 
 	res = p.ParseResponse(responses, streamResponse(testdata(t, "responses_stream_reasoning_summary.sse")))
 	assert.True(t, res.Outcome.OK)
@@ -576,10 +588,10 @@ func TestReasoningTierAndFingerprint(t *testing.T) {
 		return true
 	})
 	require.Len(t, want, 4)
-	assert.Equal(t, strings.Join(want, "\n\n"), res.Reasoning)
+	assert.Equal(t, strings.Join(want, "\n\n"), res.Output.Reasoning())
 	assert.True(t, strings.HasPrefix(want[0], "**Providing street crossing instructions**"))
-	assert.NotContains(t, res.Output, "**Providing street crossing instructions**")
-	assert.NotEmpty(t, res.Output)
+	assert.NotContains(t, res.Output.Text(), "**Providing street crossing instructions**")
+	assert.NotEmpty(t, res.Output.Text())
 }
 
 // Chat streams of OpenAI-compatible servers carry the reasoning in each
@@ -601,13 +613,13 @@ func TestStreamedReasoning(t *testing.T) {
 				`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","system_fingerprint":"fp_7e73fd9a08","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop"}]}`,
 				"[DONE]")
 			res := openai.Provider{}.ParseResponse(chatCall, streamResponse(body))
-			assert.Equal(t, "Okay, 2 + 2 is 4.", res.Reasoning)
-			assert.Equal(t, "4", res.Output)
+			assert.Equal(t, "Okay, 2 + 2 is 4.", res.Output.Reasoning())
+			assert.Equal(t, "4", res.Output.Text())
 			assert.Equal(t, "fp_7e73fd9a08", res.SystemFingerprint)
 			assert.True(t, res.Outcome.OK)
 		})
 	}
 	res := openai.Provider{}.ParseResponse(chatCall, streamResponse(sse(
 		chunk(`{"content":null,"reasoning_content":"once","reasoning":"once"}`), "[DONE]")))
-	assert.Equal(t, "once", res.Reasoning, "both keys: the text once")
+	assert.Equal(t, "once", res.Output.Reasoning(), "both keys: the text once")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/convert"
 	"github.com/llmhistory/llmhistory/providers/internal/wire"
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -100,12 +101,7 @@ func parseResponse(call *providers.Call, resp *providers.Response) providers.Res
 		})
 		c.finish(&res)
 	case "response":
-		var o outputSet
-		wire.Parse(output).ForEach(func(_, item gjson.Result) bool {
-			o.item(item)
-			return true
-		})
-		o.finish(&res)
+		res.Output = outputMessage(wire.Parse(output))
 		responseStatus(&res, wire.Parse(status).String(), wire.Parse(incomplete), wire.Parse(errObj), body)
 	}
 	return res
@@ -185,9 +181,13 @@ func readUsage(res *providers.Result, u gjson.Result) {
 }
 
 // choiceSet assembles the choices of a completion (or of its stream).
+// Only the first choice is the answer: it is the one the next request of
+// a conversation carries.
 type choiceSet struct {
-	text    []byte  // choice 0: what the model said
-	scratch *[]byte // the recorder's buffer for text, if it lends one
+	msg     record.Message // a complete response's first message, read whole
+	whole   bool           // msg holds it
+	text    []byte         // choice 0: what the model said, in a stream or a legacy completion
+	scratch *[]byte        // the recorder's buffer for text, if it lends one
 	refusal []byte
 	// reasoning is what OpenAI-compatible servers send beside the text:
 	// reasoning_content (DeepSeek, Moonshot, vLLM, SGLang), or
@@ -197,6 +197,7 @@ type choiceSet struct {
 	byIndex   map[int64]int // stream tool-call index -> calls position
 	pieces    []callPieces  // a stream's fragments of calls[i], joined by finish
 	reason    string
+	choices   int
 }
 
 // callPieces gathers what a stream sends of a tool call a fragment at a
@@ -214,8 +215,11 @@ func piecesOf(pieces *[]callPieces, pos int) *callPieces {
 }
 
 // message reads one choice of a complete response (raw, validated), each
-// level walked once.
+// level walked once: the first choice's message is the answer, read as a
+// request's message is (chatMessage).
 func (c *choiceSet) message(ch []byte) {
+	first := c.choices == 0
+	c.choices++
 	record.EachValidMember(ch, func(k, v []byte) bool {
 		switch string(k) {
 		case "finish_reason":
@@ -223,58 +227,17 @@ func (c *choiceSet) message(ch []byte) {
 				c.reason = wire.Parse(v).String() // a view: Detach copies it
 			}
 		case "text": // legacy completions
-			if v[0] == '"' {
+			if v[0] == '"' && first {
 				c.text = appendJSONText(c.text, v)
 			}
 		case "message":
-			c.messageFields(v)
-		}
-		return true
-	})
-}
-
-func (c *choiceSet) messageFields(m []byte) {
-	var content, reasoning []byte
-	record.EachValidMember(m, func(k, v []byte) bool {
-		switch string(k) {
-		case "reasoning_content":
-			content = v
-		case "reasoning":
-			reasoning = v
-		case "content":
-			if v[0] == '"' {
-				if len(c.text) > 0 {
-					c.text = append(c.text, '\n') // another choice (n > 1)
-				}
-				c.text = appendJSONText(c.text, v)
-			}
-		case "refusal":
-			if v[0] == '"' {
-				c.refusal = appendJSONText(c.refusal, v)
-			}
-		case "tool_calls":
-			wire.Parse(v).ForEach(func(_, tc gjson.Result) bool {
-				c.calls = append(c.calls, providers.ToolCall{
-					ID:        tc.Get("id").String(),
-					Name:      tc.Get("function.name").String(),
-					Arguments: tc.Get("function.arguments").String(),
-				})
-				return true
-			})
-		case "function_call": // the legacy form
-			if v[0] == '{' {
-				fc := wire.Parse(v)
-				c.calls = append(c.calls, providers.ToolCall{Name: fc.Get("name").String(), Arguments: fc.Get("arguments").String()})
+			if first && v[0] == '{' {
+				chatMessage(wire.Parse(v), &c.msg)
+				c.whole = true
 			}
 		}
 		return true
 	})
-	if r := reasoningOf(content, reasoning); len(r) > 0 {
-		if len(c.reasoning) > 0 {
-			c.reasoning = append(c.reasoning, '\n') // another choice (n > 1)
-		}
-		c.reasoning = appendJSONText(c.reasoning, r)
-	}
 }
 
 // reasoningOf picks the reasoning of a message or delta: reasoning_content
@@ -397,16 +360,32 @@ func (c *choiceSet) lend() {
 }
 
 func (c *choiceSet) finish(res *providers.Result) {
-	// The buffers are the choiceSet's own (or lent) and written no more:
-	// the strings take them over instead of copying them.
-	res.Output = ownString(c.text)
-	if c.scratch != nil && cap(c.text) > 0 {
-		*c.scratch = c.text[:0] // grown, for the next call
+	if c.whole {
+		res.Output = c.msg
+	} else {
+		// A stream, or a legacy completion: the parts in the order
+		// chatMessage reads a message's.
+		m := record.Message{Role: record.RoleAssistant}
+		if len(c.reasoning) > 0 {
+			m.Parts = append(m.Parts, record.Part{Type: record.PartReasoning, Content: ownString(c.reasoning)})
+		}
+		if len(c.text) > 0 {
+			m.Parts = append(m.Parts, record.Part{Type: record.PartText, Content: ownString(c.text)})
+		}
+		if len(c.refusal) > 0 {
+			m.Parts = append(m.Parts, record.Part{Type: record.PartRefusal, Content: ownString(c.refusal)})
+		}
+		joinPieces(c.calls, c.pieces)
+		for _, call := range c.calls {
+			m.Parts = append(m.Parts, call.Part())
+		}
+		if len(m.Parts) > 0 {
+			res.Output = m
+		}
 	}
-	res.Refusal = ownString(c.refusal)
-	res.Reasoning = ownString(c.reasoning)
-	joinPieces(c.calls, c.pieces)
-	res.ToolCalls = c.calls
+	if c.scratch != nil && cap(c.text) > 0 {
+		*c.scratch = c.text[:0] // grown, for the next call; Detach copies the text out
+	}
 	res.Outcome.FinishReason = c.reason
 	if c.reason == "content_filter" {
 		contentFiltered(res)
@@ -422,17 +401,37 @@ func contentFiltered(res *providers.Result) {
 	res.ErrorMessage = "the response was stopped by a content filter"
 }
 
-// outputSet assembles the output items of a Responses API object (or of
-// its stream).
+// outputSet assembles the output items of a Responses API stream, one
+// slot per item in the order of their output_index.
 type outputSet struct {
-	text    strings.Builder
-	refusal strings.Builder
-	// reasoning is the reasoning items' summaries (what OpenAI shows of
-	// its models' reasoning) and reasoning text (what servers running
-	// open models send whole), parts apart by a blank line.
+	slots   []outputSlot
+	byIndex map[int64]int
+}
+
+// outputSlot is one output item of a stream: the whole item, once its
+// output_item.done came, else what its deltas said.
+type outputSlot struct {
+	typ       string
+	added     string // the item as output_item.added gave it (a view)
+	done      string // the whole item (a view)
+	text      strings.Builder
+	refusal   strings.Builder
 	reasoning strings.Builder
-	calls     []providers.ToolCall
-	pieces    []callPieces // a stream's argument deltas of calls[i], joined by finish
+	call      providers.ToolCall
+	args      []byte
+}
+
+// slot returns the slot of the item at output index i, creating it.
+func (o *outputSet) slot(i int64) *outputSlot {
+	if pos, ok := o.byIndex[i]; ok {
+		return &o.slots[pos]
+	}
+	if o.byIndex == nil {
+		o.byIndex = make(map[int64]int)
+	}
+	o.byIndex[i] = len(o.slots)
+	o.slots = append(o.slots, outputSlot{})
+	return &o.slots[len(o.slots)-1]
 }
 
 // joinPieces appends to each call what its fragments gathered: views of
@@ -450,51 +449,59 @@ func joinPieces(calls []providers.ToolCall, pieces []callPieces) {
 	}
 }
 
-func (o *outputSet) item(item gjson.Result) {
-	switch item.Get("type").String() {
-	case "message":
-		item.Get("content").ForEach(func(_, part gjson.Result) bool {
-			switch part.Get("type").String() {
-			case "output_text":
-				o.text.WriteString(part.Get("text").String())
-			case "refusal":
-				o.refusal.WriteString(part.Get("refusal").String())
-			}
-			return true
-		})
-	case "function_call", "custom_tool_call":
-		args := item.Get("arguments")
-		if !args.Exists() {
-			args = item.Get("input")
-		}
-		o.calls = append(o.calls, providers.ToolCall{ID: item.Get("call_id").String(), Name: item.Get("name").String(), Arguments: args.String()})
-	case "reasoning":
-		read := func(_, part gjson.Result) bool {
-			if t := part.Get("type").String(); t == "summary_text" || t == "reasoning_text" {
-				o.reasoningPart()
-				o.reasoning.WriteString(part.Get("text").String())
-			}
-			return true
-		}
-		item.Get("summary").ForEach(read)
-		item.Get("content").ForEach(read)
-	}
-}
-
 // reasoningPart starts a part of the reasoning: a blank line after the
-// one before, as OpenAI shows a summary's parts.
-func (o *outputSet) reasoningPart() {
-	if o.reasoning.Len() > 0 {
-		o.reasoning.WriteString("\n\n")
+// one before, as OpenAI shows a summary's parts (reasoningText).
+func (sl *outputSlot) reasoningPart() {
+	if sl.reasoning.Len() > 0 {
+		sl.reasoning.WriteString("\n\n")
 	}
 }
 
-func (o *outputSet) finish(res *providers.Result) {
-	res.Output = o.text.String()
-	res.Refusal = o.refusal.String()
-	res.Reasoning = o.reasoning.String()
-	joinPieces(o.calls, o.pieces)
-	res.ToolCalls = o.calls
+// message returns the answer the stream's items make, read as a request's
+// items are (outputMessage) when they came whole.
+func (o *outputSet) message() record.Message {
+	m := record.Message{Role: record.RoleAssistant}
+	for i := range o.slots {
+		sl := &o.slots[i]
+		if sl.done != "" {
+			itemMessage(wire.Parse(wire.View(sl.done)), &m)
+			m.Role = record.RoleAssistant
+			continue
+		}
+		switch sl.typ {
+		case "message":
+			if sl.text.Len() > 0 {
+				m.Parts = convert.Text(m.Parts, sl.text.String())
+			}
+			if sl.refusal.Len() > 0 {
+				m.Parts = append(m.Parts, record.Part{Type: record.PartRefusal, Content: sl.refusal.String()})
+			}
+		case "reasoning":
+			m.Parts = append(m.Parts, record.Part{Type: record.PartReasoning, Content: sl.reasoning.String()})
+		case "function_call", "custom_tool_call":
+			c := sl.call
+			c.Arguments += ownString(sl.args)
+			m.Parts = append(m.Parts, c.Part())
+		default:
+			if sl.added != "" {
+				m.Parts = append(m.Parts, convert.Other(sl.typ, sl.added))
+			}
+		}
+	}
+	return m
+}
+
+// outputMessage reads a response's output items as one message: they
+// are one turn of the assistant.
+func outputMessage(output gjson.Result) record.Message {
+	m := record.Message{Role: record.RoleAssistant}
+	responsesItems(output, func(one *record.Message) {
+		m.Parts = append(m.Parts, one.Parts...)
+	})
+	if len(m.Parts) == 0 {
+		return record.Message{}
+	}
+	return m
 }
 
 // responseStatus applies a Responses API status: "completed", "incomplete"

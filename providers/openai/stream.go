@@ -13,11 +13,11 @@ import (
 // stream assembles a streamed response event by event.
 type stream struct {
 	res     providers.Result
-	choices choiceSet // chat and legacy completion chunks
-	output  outputSet // Responses API events
-	byItem  map[int64]int
-	chunks  bool // chat or legacy completion chunks were seen
-	events  int  // JSON events read
+	choices choiceSet    // chat and legacy completion chunks
+	output  outputSet    // Responses API events
+	whole   gjson.Result // the output a response.completed repeats (a view)
+	chunks  bool         // chat or legacy completion chunks were seen
+	events  int          // JSON events read
 	failed  bool
 	cut     bool // the last event's data was not whole JSON: the body ended inside it
 	// chunk is the last plain text chunk read in full; content is the
@@ -56,8 +56,14 @@ func parseStreamWith(call *providers.Call, resp *providers.Response, chunks bool
 		return wire.NotJSON(len(resp.Body))
 	case s.chunks:
 		s.choices.finish(&s.res)
+	case s.whole.IsArray() && len(s.whole.Array()) > 0:
+		// response.completed repeats the output whole: read it as a
+		// response's (outputMessage).
+		s.res.Output = outputMessage(s.whole)
 	default:
-		s.output.finish(&s.res)
+		if m := s.output.message(); len(m.Parts) > 0 {
+			s.res.Output = m
+		}
 	}
 	// Read to its end without [DONE] (or response.completed): whole only if
 	// a finish reason came and the last event is not cut off.
@@ -178,39 +184,33 @@ func (s *stream) event(f *eventFields, data []byte) {
 	case "response.created", "response.in_progress":
 		s.responseObject(response)
 	case "response.output_text.delta":
-		s.output.text.WriteString(delta.String())
+		s.output.slot(outIdx.Int()).text.WriteString(delta.String())
 	case "response.refusal.delta":
-		s.output.refusal.WriteString(delta.String())
+		s.output.slot(outIdx.Int()).refusal.WriteString(delta.String())
 	case "response.reasoning_summary_part.added":
-		s.output.reasoningPart()
+		s.output.slot(outIdx.Int()).reasoningPart()
 	case "response.content_part.added":
 		if p(data).Get("part.type").String() == "reasoning_text" {
-			s.output.reasoningPart()
+			s.output.slot(outIdx.Int()).reasoningPart()
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		s.output.reasoning.WriteString(delta.String())
+		s.output.slot(outIdx.Int()).reasoning.WriteString(delta.String())
 	case "response.output_item.added":
-		if t := item.Get("type").String(); t == "function_call" || t == "custom_tool_call" {
-			if s.byItem == nil {
-				s.byItem = make(map[int64]int)
-			}
-			s.byItem[outIdx.Int()] = len(s.output.calls)
-			s.output.calls = append(s.output.calls, providers.ToolCall{ID: item.Get("call_id").String(), Name: item.Get("name").String()})
-		}
+		sl := s.output.slot(outIdx.Int())
+		sl.typ, sl.added = item.Get("type").String(), item.Raw
+		sl.call = providers.ToolCall{ID: item.Get("call_id").String(), Name: item.Get("name").String()}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		if pos, ok := s.byItem[outIdx.Int()]; ok {
-			p := piecesOf(&s.output.pieces, pos)
-			p.args = append(p.args, delta.String()...)
-		}
+		sl := s.output.slot(outIdx.Int())
+		sl.args = append(sl.args, delta.String()...)
 	case "response.function_call_arguments.done":
-		if pos, ok := s.byItem[outIdx.Int()]; ok {
-			s.output.calls[pos].Arguments = wire.Parse(data).Get("arguments").String()
-			p := piecesOf(&s.output.pieces, pos)
-			p.args = p.args[:0] // the deltas before it are replaced
-		}
+		sl := s.output.slot(outIdx.Int())
+		sl.call.Arguments, sl.args = wire.Parse(data).Get("arguments").String(), sl.args[:0] // the deltas before it are replaced
+	case "response.output_item.done":
+		s.output.slot(outIdx.Int()).done = item.Raw
 	case "response.completed", "response.incomplete", "response.failed":
 		s.responseObject(response)
 		s.res.Finished = true
+		s.whole = response.Get("output")
 		status := response.Get("status").String()
 		responseStatus(&s.res, status, response.Get("incomplete_details"), response.Get("error"), nil)
 		s.failed = !s.res.Outcome.OK

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/providers"
+	"github.com/llmhistory/llmhistory/providers/internal/providertest"
 	"github.com/llmhistory/llmhistory/providers/openai"
 )
 
@@ -89,7 +90,7 @@ func TestStreamedToolCallFragments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := openai.Provider{}.ParseResponse(tt.call, streamResponse(tt.stream))
 			require.True(t, res.Outcome.OK, "%+v", res)
-			assert.Equal(t, tt.want, res.ToolCalls)
+			assert.Equal(t, tt.want, providertest.Calls(res.Output))
 		})
 	}
 }
@@ -135,9 +136,9 @@ func TestStreamedToolCallsCostLinearMemory(t *testing.T) {
 			res := openai.Provider{}.ParseResponse(s.call, streamResponse(body))
 			runtime.ReadMemStats(&after)
 
-			require.Len(t, res.ToolCalls, s.calls)
+			require.Len(t, providertest.Calls(res.Output), s.calls)
 			total := 0
-			for _, c := range res.ToolCalls {
+			for _, c := range providertest.Calls(res.Output) {
 				total += len(c.Arguments)
 			}
 			assert.Equal(t, n*strings.Count(s.event, piece)*len(piece), total, "every fragment is in the arguments")

@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReadOnly", testReadOnly},
 		{"ThroughTheRecorder", testThroughRecorder},
 		{"Records", testRecords},
+		{"AnswerKeptOnce", testAnswerKeptOnce},
 		{"Scores", testScores}, // scores.go
 	}
 	for _, tt := range tests {
@@ -390,15 +391,21 @@ func testQueryPages(t *testing.T, url string) {
 func testTextSearch(t *testing.T, url string) {
 	ctx := context.Background()
 	s := open(t, url, store.Options{})
-	mk := func(id, trace string, args string, output string) record.Record {
-		return record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: "user", MethodName: "openai.chat.completions.create",
-			Args: json.RawMessage(args), Outcome: record.Success("chat.completion"), TraceID: trace, Output: output}
+	mk := func(id, trace string, msgs []record.Message, output string) record.Record {
+		r := record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: "user", MethodName: "openai.chat.completions.create",
+			Args: record.AppendMessages(nil, msgs), Outcome: record.Success("chat.completion"), TraceID: trace}
+		if output != "" {
+			out := record.TextMessage(record.RoleAssistant, output)
+			r.Output = &out
+		}
+		return r
 	}
+	user := func(text string) record.Message { return record.TextMessage(record.RoleUser, text) }
 	recs := []record.Record{
-		mk("a1", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."}]`, "It left the warehouse."),
-		mk("a2", "ta", `[{"role":"user","content":"Where is my Parcel? Order 4471."},{"role":"assistant","content":"It left the warehouse."},{"role":"user","content":"Thanks, and the invoice?"}]`, "Sent by mail."),
-		mk("b1", "tb", `[{"role":"user","content":[{"type":"text","text":"a refund for order 9"}]}]`, ""),
-		mk("c1", "", `[{"role":"user","content":"nothing here"}]`, ""),
+		mk("a1", "ta", []record.Message{user("Where is my Parcel? Order 4471.")}, "It left the warehouse."),
+		mk("a2", "ta", []record.Message{user("Where is my Parcel? Order 4471."), record.TextMessage(record.RoleAssistant, "It left the warehouse."), user("Thanks, and the invoice?")}, "Sent by mail."),
+		mk("b1", "tb", []record.Message{{Role: record.RoleUser, Parts: []record.Part{{Type: record.PartMedia, MIMEType: "image/png", Size: 12}, {Type: record.PartText, Content: "a refund for order 9"}}}}, ""),
+		mk("c1", "", []record.Message{user("nothing here")}, ""),
 	}
 	recs[3].ErrorMessage = "upstream connect error: Parcel service down"
 	_, err := s.Write(ctx, recs)
@@ -419,6 +426,7 @@ func testTextSearch(t *testing.T, url string) {
 	assert.Equal(t, []string{"a1", "a2"}, search("warehouse"), "output, and the answer the next call sends back")
 	assert.Equal(t, []string{"b1"}, search("refund"), "text parts")
 	assert.Empty(t, search("user"), "roles are not text")
+	assert.Empty(t, search("image"), "nor media types")
 	assert.Empty(t, search("parcel refund"))
 	assert.Empty(t, search("!!!"), "no words: no match")
 	tr, err := s.Traces(ctx, store.Query{Filter: store.Filter{Text: "parcel"}})
@@ -949,4 +957,60 @@ func testFacets(t *testing.T, url string) {
 		Methods:    []string{"gemini.generate_content", "openai.chat.completions.create"},
 		ErrorTypes: []string{record.ErrorRateLimit},
 	}, f)
+}
+
+// A record's answer is kept as a message, the one the next call of its
+// conversation sends back: both records read back whole, and the store
+// holds the answer once; a list without args leaves it out.
+func testAnswerKeptOnce(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, store.Options{})
+	q := record.TextMessage(record.RoleUser, "Where is order 7?")
+	a := record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+		{Type: record.PartReasoning, Content: "Look it up."},
+		{Type: record.PartToolCall, ID: "call_1", Name: "lookup", Arguments: json.RawMessage(`{"id":7}`)}}}
+	result := record.Message{Role: record.RoleTool, Parts: []record.Part{{Type: record.PartToolResult, ID: "call_1", Content: "shipped"}}}
+	done := record.TextMessage(record.RoleAssistant, "It has shipped.")
+	mk := func(id string, out *record.Message, msgs ...record.Message) record.Record {
+		return record.Record{CallID: id, Timestamp: "2026-11-23T10:00:00.000000Z", Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
+			Args: record.AppendMessages(nil, msgs), Outcome: record.Success("chat.completion"), TraceID: "t-answer", Output: out}
+	}
+	recs := []record.Record{mk("ans-1", &a, q), mk("ans-2", &done, q, a, result)}
+	_, err := s.Write(ctx, recs[:1])
+	require.NoError(t, err)
+	_, err = s.Write(ctx, recs[1:]) // another batch: the answer is found in the database
+	require.NoError(t, err)
+	for _, want := range recs {
+		got, err := s.Get(ctx, want.CallID)
+		require.NoError(t, err)
+		assertSame(t, want, got)
+	}
+	d, err := s.Describe(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), d.Messages, "the question, the answer (kept once), the tool's result, the last answer")
+	page, err := s.Query(ctx, store.Query{Filter: store.Filter{TraceID: "t-answer"}, NoArgs: true})
+	require.NoError(t, err)
+	require.Len(t, page.Records, 2)
+	for _, r := range page.Records {
+		assert.Nil(t, r.Output, "NoArgs: no transcripts")
+	}
+	for _, o := range []store.ReadOptions{{NoArgs: true}, {NoOutput: true}, {NoArgs: true, NoOutput: true}} {
+		n := 0
+		for r, err := range s.Records(ctx, store.Filter{TraceID: "t-answer"}, o) {
+			require.NoError(t, err)
+			want := recs[n]
+			n++
+			if o.NoArgs {
+				assert.JSONEq(t, `[]`, string(r.Args), "%+v", o)
+			} else {
+				assert.JSONEq(t, string(want.Args), string(r.Args), "%+v", o)
+			}
+			if o.NoOutput {
+				assert.Nil(t, r.Output, "%+v", o)
+			} else if assert.NotNil(t, r.Output, "%+v: the answer read without the args (an evaluator's)", o) {
+				assert.Equal(t, *want.Output, *r.Output)
+			}
+		}
+		assert.Equal(t, 2, n)
+	}
 }

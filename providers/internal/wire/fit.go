@@ -27,21 +27,16 @@ func SpeakerForRole(role string) string {
 // FitArray builds a JSON array from elems (each a valid JSON value) within
 // max bytes, copied into a new buffer. When they do not all fit it keeps
 // the latest elements, the ones a conversation's next turn depends on,
-// behind a marker string "…[N earlier items cut]", and reports cut.
+// behind a marker string "…[N earlier items cut]", and reports cut. (A
+// call's Args are built in the buffer the recorder lends by
+// convert.Args, which comes here only to cut.)
 func FitArray[T ~string | ~[]byte](elems []T, max int) (arr json.RawMessage, cut bool) {
-	return FitArrayInto(nil, elems, max)
-}
-
-// FitArrayInto is [FitArray] building the array in the buffer scratch
-// lends ([providers.Request.Scratch]), grown as needed and left in *scratch; nil
-// scratch is FitArray.
-func FitArrayInto[T ~string | ~[]byte](scratch *[]byte, elems []T, max int) (arr json.RawMessage, cut bool) {
 	total := 2
 	for _, e := range elems {
 		total += len(e) + 1
 	}
 	if total <= max {
-		out := lend(scratch, total)
+		out := make([]byte, 0, total)
 		out = append(out, '[')
 		for i, e := range elems {
 			if i > 0 {
@@ -56,7 +51,7 @@ func FitArrayInto[T ~string | ~[]byte](scratch *[]byte, elems []T, max int) (arr
 		size += len(elems[i]) + 1
 		keep++
 	}
-	out := lend(scratch, size+2)
+	out := make([]byte, 0, size+2)
 	out = append(out, `["…[`...)
 	out = append(out, []byte(itoa(len(elems)-keep))...)
 	out = append(out, ` earlier items cut]"`...)
@@ -65,19 +60,6 @@ func FitArrayInto[T ~string | ~[]byte](scratch *[]byte, elems []T, max int) (arr
 		out = append(out, e...)
 	}
 	return append(out, ']'), true
-}
-
-// lend returns an empty buffer of capacity n or more: scratch's when it
-// is lent and large enough, else a new one, left in *scratch for the
-// lender to take back.
-func lend(scratch *[]byte, n int) []byte {
-	if scratch == nil {
-		return make([]byte, 0, n)
-	}
-	if cap(*scratch) < n {
-		*scratch = make([]byte, 0, n)
-	}
-	return (*scratch)[:0]
 }
 
 func itoa(n int) string {

@@ -4,7 +4,7 @@
 // token usage in every provider's shape ([UsageReader]), what a body that
 // is not whole means ([Undecodable], [NotJSON], [Unfinished],
 // [LastValue], [FirstValue]), the args a call keeps ([FitArray],
-// [FitArrayInto], [ElideBase64]), the edit helpers of request bodies
+// [ElideBase64]), the edit helpers of request bodies
 // ([EditObject], [JSONText], [Splice], [AppendToString]), the kwargs
 // builder ([Params]), and the gjson helpers below. It is internal: a
 // provider of your own implements [providers.Provider] with the shapes of
@@ -19,7 +19,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -47,32 +49,47 @@ func View(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// Own returns b as a string without copying it: b must never be written
+// again (Detach copies the string out with the result's others).
+func Own(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// Append appends s to b, growing b by doubling: append grows a large
+// buffer by only 1.25×, which for a long streamed answer allocated about
+// five times its length.
+func Append(b []byte, s string) []byte {
+	if cap(b)-len(b) < len(s) {
+		b = slices.Grow(b, max(len(s), cap(b)))
+	}
+	return append(b, s...)
+}
+
 // Str returns r's string value, copied out of the parsed body.
 func Str(r gjson.Result) string { return strings.Clone(r.String()) }
 
 // Detach copies every string of res that may still point into the parsed
-// body, so that res outlives it. Call it last, on what ParseResponse
-// returns; it is cheaper than copying each string as it is read, and
-// cannot be forgotten for one of them. Output, Refusal and Reasoning are
-// not copied: they are assembled, and must be built in a buffer of their
-// own (strings.Builder), never taken from a Result's String.
+// body or into the buffer the recorder lends (providers.Response.Scratch),
+// so that res outlives both: the outcome's strings, the model, and every
+// string and JSON of the answer's parts. Call it last, on what
+// ParseResponse returns; it is cheaper than copying each string as it is
+// read, and cannot be forgotten for one of them.
 //
-// The strings are copied into one buffer, one allocation for them all: a
-// result holds several short strings, and each copy of its own would cost
-// an allocation per call.
+// The strings are copied into two buffers, one allocation for the
+// answer's parts and one for the other fields: a result holds several
+// short strings, and each copy of its own would cost an allocation per
+// call. The answer has its own so that a record that keeps the model or
+// the finish reason but not the answer (middleware.WithoutOutput) does
+// not hold the answer's bytes through them.
 func Detach(res *providers.Result) {
 	o := &res.Outcome
 	fields := [...]*string{&o.ValueClass, &o.FinishReason, &o.ResponseID, &res.Model, &res.ErrorMessage, &res.ServiceTier, &res.SystemFingerprint}
 	n := 0
 	for _, f := range fields {
 		n += len(*f)
-	}
-	for i := range res.ToolCalls {
-		c := &res.ToolCalls[i]
-		n += len(c.ID) + len(c.Name) + len(c.Arguments)
-	}
-	if n == 0 {
-		return
 	}
 	buf := make([]byte, 0, n)
 	take := func(s *string) {
@@ -83,14 +100,38 @@ func Detach(res *providers.Result) {
 		buf = append(buf, *s...)
 		*s = unsafe.String(&buf[start], len(*s)) // buf never grows: cap is n
 	}
-	for _, f := range fields {
-		take(f)
+	takeRaw := func(b *json.RawMessage) {
+		if len(*b) == 0 {
+			return
+		}
+		start := len(buf)
+		buf = append(buf, *b...)
+		*b = buf[start:len(buf):len(buf)]
 	}
-	for i := range res.ToolCalls {
-		c := &res.ToolCalls[i]
-		take(&c.ID)
-		take(&c.Name)
-		take(&c.Arguments)
+	if n > 0 {
+		for _, f := range fields {
+			take(f)
+		}
+	}
+	parts := res.Output.Parts
+	n = 0
+	for i := range parts {
+		p := &parts[i]
+		n += len(p.ID) + len(p.Name) + len(p.Content) + len(p.Arguments) + len(p.MIMEType) + len(p.URI) + len(p.Data)
+	}
+	if n == 0 {
+		return
+	}
+	buf = make([]byte, 0, n)
+	for i := range parts {
+		p := &parts[i]
+		take(&p.ID)
+		take(&p.Name)
+		take(&p.Content)
+		takeRaw(&p.Arguments)
+		take(&p.MIMEType)
+		take(&p.URI)
+		takeRaw(&p.Data)
 	}
 }
 
@@ -104,6 +145,33 @@ func Members(b []byte, fn func(key, v []byte) bool) bool {
 	return record.EachMember(b, fn)
 }
 
+// Value returns one JSON value of a valid body as Parse does, a string
+// cheaper: one that holds no escape is read as a view at memory speed,
+// where gjson reads a string byte by byte (a long message's text is most
+// of a request).
+func Value(b []byte) gjson.Result {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		body := b[1 : len(b)-1]
+		if bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 {
+			r := gjson.Result{Type: gjson.String, Raw: unsafe.String(&b[0], len(b))}
+			if len(body) > 0 {
+				r.Str = unsafe.String(&body[0], len(body))
+			}
+			return r
+		}
+	}
+	return Parse(b)
+}
+
+// EachMember walks the members of v, a JSON object of a valid body, as
+// v.ForEach does, each value read by [Value]: a long string costs a
+// memory scan, not gjson's byte by byte one.
+func EachMember(v gjson.Result, fn func(key string, v gjson.Result) bool) {
+	record.EachValidMember(View(v.Raw), func(key, value []byte) bool {
+		return fn(unsafe.String(unsafe.SliceData(key), len(key)), Value(value))
+	})
+}
+
 // Elide returns raw, a view into a body, with its inline base64 data (an
 // image, a document) replaced by a marker (ElideBase64): raw
 // itself, not a copy, when there is none.
@@ -113,8 +181,7 @@ func Elide(raw string) []byte {
 }
 
 // ElidedElements returns the elements of an array, each elided (Elide),
-// and the last one: the turns of a request, as views into its body, which
-// FitArrayInto copies. A value that is not an array is one
+// and the last one: the turns of a request, as views into its body. A value that is not an array is one
 // element.
 func ElidedElements(v gjson.Result) (elems [][]byte, last gjson.Result) {
 	if !v.IsArray() {

@@ -251,6 +251,8 @@ func jsonType(path string, t reflect.Type) (object, string, error) {
 			return object{{"type", "array"}}, "array", nil
 		case "kwargs":
 			return object{{"type", "object"}}, "object", nil
+		case "output_message.parts.arguments", "output_message.parts.data":
+			return object{}, "any JSON", nil
 		}
 		return nil, "", fmt.Errorf("field %s is raw JSON: say in schemagen's jsonType which JSON type the format writes", path)
 	}
@@ -301,6 +303,10 @@ var constraints = map[string]object{
 	"tags":                       {{"maxItems", record.MaxTags}},
 	"metadata":                   {{"maxProperties", record.MaxMetadata}, {"propertyNames", object{{"maxLength", record.MaxAttributionBytes}}}},
 	"version":                    {{"const", record.Version}},
+	"output_message.role": {{"enum", []string{
+		record.RoleSystem, record.RoleUser, record.RoleAssistant, record.RoleTool}}},
+	"output_message.parts.type": {{"enum", []string{record.PartText, record.PartReasoning, record.PartRefusal,
+		record.PartToolCall, record.PartToolResult, record.PartMedia, record.PartOther}}},
 }
 
 // checkConstraints says when a constraint names no field of the format,

@@ -300,7 +300,7 @@ func unknownFields(t *testing.T, file string, b []byte, known map[string]bool) {
 					continue
 				}
 				switch path {
-				case "args", "kwargs", "metadata":
+				case "args", "kwargs", "metadata", "output_message.parts.arguments", "output_message.parts.data":
 					continue
 				}
 				walk(child, path+".")
@@ -384,25 +384,25 @@ func FuzzEncodedRecordsMatchTheSchema(f *testing.F) {
 		types := record.ErrorTypes()
 		short, _ := record.ClipAttribution(text) // as the recorder keeps a user, a tag, a metadata key
 		r := record.Record{
-			CallID:               text,
-			Timestamp:            record.FormatTime(time.Unix(int64(n)*1e5, int64(pick)*1e6)),
-			Speaker:              speakers[int(pick)%len(speakers)],
-			MethodName:           text,
-			Args:                 args,
-			Kwargs:               kwargs,
-			Outcome:              record.Failure(types[int(pick)%len(types)]),
-			TraceID:              text,
-			ParentCallID:         text,
-			Depth:                record.Int(int(n)),
-			UserID:               short,
-			Tags:                 []string{short},
-			Metadata:             map[string]string{short: short},
-			DurationMS:           ms,
-			ErrorType:            types[int(pick)%len(types)],
-			ErrorMessage:         text,
-			Output:               text,
-			ToolCalls:            []record.ToolCall{{ID: text, Name: text, Arguments: text}, {}},
-			Reasoning:            text,
+			CallID:       text,
+			Timestamp:    record.FormatTime(time.Unix(int64(n)*1e5, int64(pick)*1e6)),
+			Speaker:      speakers[int(pick)%len(speakers)],
+			MethodName:   text,
+			Args:         args,
+			Kwargs:       kwargs,
+			Outcome:      record.Failure(types[int(pick)%len(types)]),
+			TraceID:      text,
+			ParentCallID: text,
+			Depth:        record.Int(int(n)),
+			UserID:       short,
+			Tags:         []string{short},
+			Metadata:     map[string]string{short: short},
+			DurationMS:   ms,
+			ErrorType:    types[int(pick)%len(types)],
+			ErrorMessage: text,
+			Output: &record.Message{Role: record.RoleAssistant, Parts: []record.Part{
+				{Type: []string{record.PartText, record.PartToolCall, record.PartMedia, record.PartOther}[int(pick)%4], ID: text, Name: text, Content: text, Arguments: record.ArgumentsJSON(text), MIMEType: text, URI: text, Size: int(n), IsError: true, Data: record.ArgumentsJSON(text)},
+				{Type: record.PartReasoning}}},
 			ServerAddress:        text,
 			ServerPort:           int(n),
 			ServiceTier:          text,
