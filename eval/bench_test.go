@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/llmhistory/llmhistory/eval"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // BenchmarkRunStore measures offline evaluation: calls scored per second
@@ -27,9 +27,9 @@ import (
 //
 //	LLMHISTORY_BENCH_RECORDS=1000000 go test ./eval -run '^$' -bench RunStore -benchtime 1x -timeout 2h
 func BenchmarkRunStore(b *testing.B) {
-	n := storetest.BenchRecords()
-	src := storetest.CachedSQLite(n)
-	storetest.Fill(b, "sqlite:"+src, n)
+	n := storebench.Records()
+	src := storebench.CachedSQLite(n)
+	storebench.Fill(b, "sqlite:"+src, n)
 	dst := filepath.Join(b.TempDir(), "h.db")
 	copyFile(b, src, dst)
 	ctx := context.Background()
@@ -40,7 +40,7 @@ func BenchmarkRunStore(b *testing.B) {
 	defer st.Close()
 	b.ResetTimer()
 	var calls int64
-	cpu0 := storetest.CPUTime()
+	cpu0 := storebench.CPUTime()
 	for i := range b.N {
 		e := versioned{eval.Latency(2 * time.Second), fmt.Sprint("bench-", i)}
 		res, err := eval.Run(ctx, st, []eval.Evaluator{e}, eval.RunOptions{})
@@ -54,15 +54,15 @@ func BenchmarkRunStore(b *testing.B) {
 	}
 	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
 	// CPU time drifts less than wall time on a shared machine.
-	b.ReportMetric(float64((storetest.CPUTime()-cpu0).Microseconds())/float64(calls), "cpu-µs/call")
+	b.ReportMetric(float64((storebench.CPUTime()-cpu0).Microseconds())/float64(calls), "cpu-µs/call")
 }
 
 // BenchmarkRunStoreReadOnly is the same pass without judging or writing:
 // what reading the records costs, the floor of the figure above.
 func BenchmarkRunStoreReadOnly(b *testing.B) {
-	n := storetest.BenchRecords()
-	src := storetest.CachedSQLite(n)
-	storetest.Fill(b, "sqlite:"+src, n)
+	n := storebench.Records()
+	src := storebench.CachedSQLite(n)
+	storebench.Fill(b, "sqlite:"+src, n)
 	ctx := context.Background()
 	st, err := store.OpenWith(ctx, "sqlite:"+src, store.Options{ReadOnly: true})
 	if err != nil {
@@ -71,7 +71,7 @@ func BenchmarkRunStoreReadOnly(b *testing.B) {
 	defer st.Close()
 	b.ResetTimer()
 	var calls int64
-	cpu0 := storetest.CPUTime()
+	cpu0 := storebench.CPUTime()
 	for range b.N {
 		for _, err := range st.Records(ctx, store.Filter{}, store.ReadOptions{NoArgs: true}) {
 			if err != nil {
@@ -81,7 +81,7 @@ func BenchmarkRunStoreReadOnly(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
-	b.ReportMetric(float64((storetest.CPUTime()-cpu0).Microseconds())/float64(calls), "cpu-µs/call")
+	b.ReportMetric(float64((storebench.CPUTime()-cpu0).Microseconds())/float64(calls), "cpu-µs/call")
 }
 
 func copyFile(b *testing.B, src, dst string) {

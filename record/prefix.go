@@ -59,6 +59,13 @@ type argsLink struct {
 	total int    // len(Args) then, to notice Args replaced since
 }
 
+// ArgsShaped reports whether r's Args are known to be as [Record.AppendJSON]
+// writes them: a history ([Memory.Add]) checked them when it added r, and
+// they are still those it checked. A sink may then take them as they are,
+// without checking them again (the store does); false says nothing either
+// way.
+func (r *Record) ArgsShaped() bool { return r.link != nil && r.link.valid(r.Args) }
+
 // valid reports whether args are still those the link was found in.
 func (l *argsLink) valid(args []byte) bool {
 	return l.total == len(args) && l.size+1 < len(args) && (args[1+l.size] == ',' || args[1+l.size] == ']')

@@ -34,11 +34,11 @@ type Options struct {
 	// rest are summed as "(other)". Default 10.
 	TopGroups int
 	// MaxGroups caps the distinct users and the distinct tags counted
-	// apart (a latency histogram of about 4 KiB each); default 1,000. The
+	// apart (a latency sketch of a few KiB each); default 1,000. The
 	// records of users or tags first seen past it are summed as "(other)".
 	MaxGroups int
 	// MaxLatencyMethods caps the methods with latency histograms of their
-	// own (about 4 KiB each, and as much again for the time to first chunk
+	// own (a few KiB each, and as much again for the time to first chunk
 	// of a method with streamed calls); default 100. The rest share one
 	// pair, "(other)".
 	MaxLatencyMethods int
@@ -181,7 +181,7 @@ type methodLatency struct {
 }
 
 // used reports whether any record was counted.
-func (l *methodLatency) used() bool { return l.duration.n > 0 || l.firstChunk.n > 0 }
+func (l *methodLatency) used() bool { return l.duration.Count() > 0 || l.firstChunk.Count() > 0 }
 
 type example struct {
 	span, callID string
@@ -767,18 +767,18 @@ func latencyOf(method string, l *methodLatency) Latency {
 	h, fc := &l.duration, &l.firstChunk
 	out := Latency{
 		Method:          method,
-		Records:         h.n,
+		Records:         h.Count(),
 		P50MS:           ms(h.quantile(0.50)),
 		P90MS:           ms(h.quantile(0.90)),
 		P99MS:           ms(h.quantile(0.99)),
-		MaxMS:           ms(h.max),
-		FirstChunkCount: fc.n,
+		MaxMS:           ms(h.Max()),
+		FirstChunkCount: fc.Count(),
 		FirstChunkP50MS: ms(fc.quantile(0.50)),
 		FirstChunkP95MS: ms(fc.quantile(0.95)),
-		FirstChunkMaxMS: ms(fc.max),
+		FirstChunkMaxMS: ms(fc.Max()),
 	}
-	if h.n > 0 {
-		out.MeanMS = ms(h.sum / float64(h.n))
+	if h.Count() > 0 {
+		out.MeanMS = ms(h.sum / float64(h.Count()))
 	}
 	return out
 }

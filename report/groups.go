@@ -85,7 +85,8 @@ func (g *grouper) top(n int) []Group {
 	out := []Group{}
 	rest := g.other
 	rest.Name = "(other)"
-	rest.latency.counts = slices.Clone(rest.latency.counts)
+	rest.latency = histogram{sum: g.other.latency.sum}
+	rest.latency.Merge(&g.other.latency.Sketch) // a copy: g.other stays as it is
 	for i, s := range all {
 		if i < n {
 			out = append(out, s.summed())

@@ -2,10 +2,11 @@ package report
 
 import (
 	"hash/maphash"
-	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmhistory/llmhistory/internal/quantile"
 )
 
 // maxKeyBytes bounds a key kept from a record (a method, a model, a trace
@@ -60,84 +61,28 @@ func (c *counter) sorted() []Count {
 	return out
 }
 
-// Latency histogram: log-spaced buckets in the manner of DDSketch. A value
-// v lands in bucket ceil(log_γ v) with γ = (1+α)/(1-α); the bucket's
-// representative value 2γ^i/(γ+1) is within a relative error α of every
-// value in the bucket. With α = 1% and values from 1 µs to 10^9 ms the
-// histogram has about 1,050 buckets, whatever the number of values.
-const (
-	latencyAlpha = 0.01
-	latencyMinMS = 1e-3 // at or below: the zero bucket
-	latencyMaxMS = 1e9  // above: counted as this, in the last bucket (11.5 days)
-)
-
-var (
-	latencyGamma    = (1 + latencyAlpha) / (1 - latencyAlpha)
-	latencyLogGamma = math.Log(latencyGamma)
-	latencyOffset   = int(math.Ceil(math.Log(latencyMinMS) / latencyLogGamma))
-	latencyBuckets  = int(math.Ceil(math.Log(latencyMaxMS)/latencyLogGamma)) - latencyOffset + 1
-)
-
-// histogram is a fixed-size log-bucketed histogram of durations in
-// milliseconds; see latencyAlpha for its error bound.
+// histogram is the one latency sketch (internal/quantile: within 1% of
+// the exact nearest-rank quantile, the same rule as the store's and the
+// viewer's) and the sum of what it counted, for the mean.
 type histogram struct {
-	counts   []uint32 // allocated on first use
-	zero     int64    // values <= latencyMinMS
-	n        int64
-	min, max float64
-	sum      float64
+	quantile.Sketch
+	sum float64
 }
 
 func (h *histogram) add(ms float64) {
-	if math.IsNaN(ms) || ms < 0 {
-		return
+	n := h.Count()
+	h.Sketch.Add(ms)
+	if h.Count() > n {
+		h.sum += min(ms, quantile.MaxValue)
 	}
-	// No call takes longer: a larger figure is damage, and 1e308 would
-	// make the maximum overflow to +Inf when rounded, and the sum at once.
-	ms = min(ms, latencyMaxMS)
-	if h.n == 0 || ms < h.min {
-		h.min = ms
-	}
-	if h.n == 0 || ms > h.max {
-		h.max = ms
-	}
-	h.n++
-	h.sum += ms
-	if ms <= latencyMinMS {
-		h.zero++
-		return
-	}
-	if h.counts == nil {
-		h.counts = make([]uint32, latencyBuckets)
-	}
-	i := int(math.Ceil(math.Log(ms)/latencyLogGamma)) - latencyOffset
-	i = min(max(i, 0), latencyBuckets-1)
-	if h.counts[i] == math.MaxUint32 {
-		return // four billion in one bucket: the rest of the stream is already told
-	}
-	h.counts[i]++
 }
 
-// quantile returns the nearest-rank q-quantile, within latencyAlpha of the
-// true value at that rank, clamped to the exact minimum and maximum.
-func (h *histogram) quantile(q float64) float64 {
-	if h.n == 0 {
-		return 0
-	}
-	rank := int64(math.Ceil(q * float64(h.n)))
-	rank = min(max(rank, 1), h.n)
-	seen := h.zero
-	if seen >= rank {
-		return h.min
-	}
-	for i, c := range h.counts {
-		seen += int64(c)
-		if seen >= rank {
-			v := 2 * math.Pow(latencyGamma, float64(i+latencyOffset)) / (latencyGamma + 1)
-			return min(max(v, h.min), h.max)
-		}
-	}
-	return h.max
+func (h *histogram) quantile(q float64) float64 { return h.Quantile(q) }
+
+// merge adds o's values to h.
+func (h *histogram) merge(o *histogram) {
+	h.Sketch.Merge(&o.Sketch)
+	h.sum += o.sum
 }
 
 // topK finds the keys with the largest totals in bounded memory with the
@@ -294,28 +239,4 @@ func (s *idSet) add(id string) {
 		return
 	}
 	s.seen[h] = struct{}{}
-}
-
-// merge adds o's values to h.
-func (h *histogram) merge(o *histogram) {
-	if o.n == 0 {
-		return
-	}
-	if h.n == 0 || o.min < h.min {
-		h.min = o.min
-	}
-	if h.n == 0 || o.max > h.max {
-		h.max = o.max
-	}
-	h.n += o.n
-	h.sum += o.sum
-	h.zero += o.zero
-	if o.counts != nil {
-		if h.counts == nil {
-			h.counts = make([]uint32, latencyBuckets)
-		}
-		for i, c := range o.counts {
-			h.counts[i] = uint32(min(uint64(h.counts[i])+uint64(c), math.MaxUint32))
-		}
-	}
 }

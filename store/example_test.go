@@ -86,8 +86,9 @@ func ExampleStore_Aggregate() {
 		log.Fatal(err)
 	}
 
-	// Asked by day and model, SQLite answers from its hourly rollups:
-	// sums exact, percentiles within half a percent (590 ms exactly).
+	// Asked by day and model, the store answers from its rollups: sums
+	// exact; p50 and p95 the nearest-rank values (500 and 600 ms) within
+	// 1%, from the latency sketch the viewer and the report use too.
 	groups, err := s.Aggregate(ctx, store.AggregateQuery{By: []store.GroupBy{store.ByDay, store.ByModel}})
 	if err != nil {
 		log.Fatal(err)
@@ -96,8 +97,8 @@ func ExampleStore_Aggregate() {
 		fmt.Printf("%s %-11s calls=%d tokens=%d p50=%.0fms p95=%.0fms\n", g.Key[0], g.Key[1], g.Calls, g.TotalTokens, g.LatencyP50MS, g.LatencyP95MS)
 	}
 	// Output:
-	// 2026-11-23T00:00:00Z gpt-4o      calls=3 tokens=120 p50=500ms p95=588ms
-	// 2026-11-23T00:00:00Z gpt-4o-mini calls=3 tokens=120 p50=500ms p95=588ms
+	// 2026-11-23T00:00:00Z gpt-4o      calls=3 tokens=120 p50=498ms p95=600ms
+	// 2026-11-23T00:00:00Z gpt-4o-mini calls=3 tokens=120 p50=498ms p95=600ms
 }
 
 func ExampleStore_Trace() {

@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/llmhistory/llmhistory/record"
+)
 
 // MigrateTo migrates s with the released migrations and one more, version
 // SchemaVersion+1, made of sql: as a future llmhistory would.
@@ -12,3 +17,17 @@ func MigrateTo(ctx context.Context, s *Store, sqlite, postgres string) error {
 // SetWalkBound sets how many matches a term needs for a newest-first page
 // to walk rather than gather (0: the store's own choice).
 func SetWalkBound(s *Store, n int64) { s.walkBound = n }
+
+// CaptureRows hands fn every row the store inserts, with the head of its
+// INSERT, until undo is called.
+func CaptureRows(fn func(head string, rows [][]any)) (undo func()) {
+	rowsHook = fn
+	return func() { rowsHook = nil }
+}
+
+// CountNormalize counts the records the store normalizes, until undo.
+func CountNormalize() (count func() int, undo func()) {
+	var n atomic.Int64
+	normalize = func(r *record.Record) { n.Add(1); r.Normalize() }
+	return func() int { return int(n.Load()) }, func() { normalize = (*record.Record).Normalize }
+}

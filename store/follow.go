@@ -94,7 +94,7 @@ func (fl *Follower) begin(ctx context.Context) error {
 		return nil
 	}
 	fl.high = *high
-	if fl.s.dialect == PostgreSQL {
+	if fl.s.d.gapsSeqs() {
 		// Numbers taken by transactions still open are gaps now.
 		const window = 4096
 		rows, err := fl.s.r.QueryContext(ctx, `SELECT seq FROM records WHERE seq > $1`, fl.high-window)

@@ -19,7 +19,7 @@ type ImportResult struct {
 }
 
 // importBatch is how many records Import writes per transaction.
-const importBatch = 1000
+const importBatch = 4096
 
 // Import writes the records of a JSONL history (as the JSONL sink and the
 // spill file write it) into the store, exactly once by call ID, so that
@@ -29,42 +29,80 @@ const importBatch = 1000
 // and returns what it did until then.
 func (s *Store) Import(ctx context.Context, r io.Reader, badLine func(line int, err error)) (ImportResult, error) {
 	var res ImportResult
-	rd := record.NewReader(r)
-	batch := make([]record.Record, 0, importBatch)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	if s.opts.ReadOnly {
+		return res, ErrReadOnly
+	}
+	// Reading, decoding and readying the records (checking, hashing,
+	// encoding) run ahead of the writing, a chunk at a time: the
+	// database's work and ours overlap.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan chunk, 1)
+	var readErr error
+	var torn bool
+	counts := make(chan [2]int, 1) // records read, bad lines
+	go func() {
+		defer close(chunks)
+		rd := record.NewReader(r)
+		read, bad := 0, 0
+		defer func() { counts <- [2]int{read, bad} }()
+		batch := make([]record.Record, 0, importBatch)
+		send := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			c := prepareChunk(batch, true) // the reader normalized them
+			batch = make([]record.Record, 0, importBatch)
+			select {
+			case chunks <- c:
+				return true
+			case <-ctx.Done():
+				return false
+			}
 		}
-		w, err := s.Write(ctx, batch)
+		for {
+			rec, err := rd.Read()
+			if err == io.EOF {
+				break
+			}
+			var le *record.LineError
+			if errors.As(err, &le) {
+				bad++
+				if badLine != nil {
+					badLine(le.Line, le.Err)
+				}
+				continue
+			}
+			if err != nil {
+				readErr = fmt.Errorf("store: import: %w", err)
+				return
+			}
+			read++
+			batch = append(batch, rec)
+			if len(batch) == importBatch && !send() {
+				return
+			}
+		}
+		torn = rd.Torn()
+		send()
+	}()
+	var werr error
+	for c := range chunks {
+		if werr != nil {
+			continue // drained, so that the reader ends
+		}
+		w, err := s.writePrepared(ctx, c)
 		res.Written += w.Written
 		res.Duplicates += w.Duplicates
-		batch = batch[:0]
-		return err
-	}
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		var le *record.LineError
-		if errors.As(err, &le) {
-			res.BadLines++
-			if badLine != nil {
-				badLine(le.Line, le.Err)
-			}
-			continue
-		}
 		if err != nil {
-			return res, fmt.Errorf("store: import: %w", err)
-		}
-		res.Records++
-		batch = append(batch, rec)
-		if len(batch) == importBatch {
-			if err := flush(); err != nil {
-				return res, err
-			}
+			werr = err
+			cancel()
 		}
 	}
-	res.Torn = rd.Torn()
-	return res, flush()
+	n := <-counts
+	res.Records, res.BadLines, res.Torn = n[0], n[1], torn
+	if werr != nil {
+		return res, werr
+	}
+	return res, readErr
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/store"
 	_ "github.com/llmhistory/llmhistory/store/sqlite"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // A store of the released version migrates up to a newer one with its
@@ -20,7 +20,7 @@ func TestMigrateUp(t *testing.T) {
 	url := "sqlite:" + filepath.Join(t.TempDir(), "h.db")
 	s, err := store.Open(ctx, url)
 	require.NoError(t, err)
-	recs, _ := storetest.Conversation(nil, storetest.ConversationOptions{Trace: "m", Turns: 5})
+	recs, _ := storebench.Conversation(nil, storebench.ConversationOptions{Trace: "m", Turns: 5})
 	_, err = s.Write(ctx, recs)
 	require.NoError(t, err)
 	require.NoError(t, store.MigrateTo(ctx, s, `CREATE INDEX records_model ON records(model, ts)`, ``))

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -81,7 +80,7 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 	eq("r.error_type", f.ErrorType)
 	attr := func(name, value string, walk bool) string {
 		if walk {
-			return probeEach(s, "SELECT 1 FROM record_attrs a WHERE a.name = "+arg(name)+" AND a.value = "+arg(value)+" AND a.seq = r.seq")
+			return s.d.probeEach("SELECT 1 FROM record_attrs a WHERE a.name = " + arg(name) + " AND a.value = " + arg(value) + " AND a.seq = r.seq")
 		}
 		return "r.seq IN (SELECT seq FROM record_attrs WHERE name = " + arg(name) + " AND value = " + arg(value) + ")"
 	}
@@ -103,20 +102,11 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 		conds = append(conds, "r.duration_ms >= "+arg(float64(f.MinDuration)/float64(time.Millisecond)))
 	}
 	if f.Text != "" {
-		if s.dialect == SQLite {
-			q := ftsQuery(f.Text)
-			if q == "" {
-				conds = append(conds, "0 = 1") // no word: nothing matches
-			} else if p.walk("text", q) {
-				conds = append(conds, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH "+arg(q)+")")
-			} else {
-				conds = append(conds, "r.seq IN (SELECT rowid FROM record_text WHERE record_text MATCH "+arg(q)+")")
-			}
-		} else if q := strings.Join(words(f.Text), " "); p.walk("text", q) {
-			conds = append(conds, probeEach(s, "SELECT 1 FROM record_text x WHERE x.seq = r.seq AND x.tsv @@ plainto_tsquery('simple', "+arg(q)+")"))
-		} else {
-			conds = append(conds, "r.seq IN (SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', "+arg(q)+"))")
+		c := s.d.textMatch(f.Text, p.walk("text", textKey(f.Text)), arg)
+		if c == "" {
+			c = "0 = 1" // no word: nothing matches
 		}
+		conds = append(conds, c)
 	}
 	conds = append(conds, f.scoreConds(arg)...)
 	return strings.Join(conds, " AND ")
@@ -169,27 +159,16 @@ func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error
 			return nil, err
 		}
 	}
-	if q := ftsQuery(f.Text); q != "" && s.dialect == SQLite {
-		if err := probe("text\x00"+q, `SELECT rowid FROM record_text WHERE record_text MATCH $1`, q); err != nil {
-			return nil, err
-		}
-	} else if q := strings.Join(words(f.Text), " "); q != "" && s.dialect == PostgreSQL {
-		if err := probe("text\x00"+q, `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`, q); err != nil {
+	if query, param := s.d.textMatches(f.Text); query != "" {
+		if err := probe("text\x00"+textKey(f.Text), query, param); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-// probeEach is a condition that runs query for each record r a walk
-// meets: EXISTS on SQLite; on PostgreSQL a subquery with LIMIT, which its
-// planner does not fold into a join that gathers every match.
-func probeEach(s *Store, query string) string {
-	if s.dialect == PostgreSQL {
-		return "(" + query + " LIMIT 1) IS NOT NULL"
-	}
-	return "EXISTS (" + query + ")"
-}
+// textKey is a search text as plans know it: its words.
+func textKey(text string) string { return strings.Join(words(text), " ") }
 
 // Query asks for one page of records, newest first.
 type Query struct {
@@ -260,12 +239,12 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, s.readErr(err)
 	}
-	if fq := ftsQuery(q.Text); s.dialect == SQLite && fq != "" && p.walk("text", fq) {
+	if k := textKey(q.Text); k != "" && p.walk("text", k) {
 		var at *cursor
 		if q.Cursor != "" {
 			at = &c
 		}
-		found, ok, err := s.textWalk(ctx, q.Filter, at, limit, p)
+		found, ok, err := s.d.walkText(ctx, s, q.Filter, at, limit, p)
 		if err != nil {
 			return Page{}, s.readErr(err)
 		}
@@ -276,9 +255,7 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	var args []any
 	where := q.whereWith(s, &args, p)
 	if q.Cursor != "" {
-		ts, seq := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
-		args = append(args, c.ts, c.seq)
-		where = and(where, "(r.ts < "+ts+" OR (r.ts = "+ts+" AND r.seq < "+seq+"))")
+		where = and(where, c.before(&args))
 	}
 	if where != "" {
 		where = " WHERE " + where
@@ -323,117 +300,6 @@ func and(a, b string) string {
 		return b
 	}
 	return a + " AND " + b
-}
-
-// textWalk finds a newest-first page of the records with common words on
-// SQLite. Testing each record met walking newest first by time costs a
-// full-text probe per record (half a millisecond at a million records);
-// FTS5 hands out its matches newest first by the store's sequence number
-// instead, cheaply, and records arrive in time order but for imports.
-// So it takes the matches a chunk at a time by sequence, keeps those the
-// other terms select, and stops when no record older by sequence is newer
-// by time than the page's last, which it asks (normally none; an import
-// of old records makes it go on). ok is false when it gave up: the caller
-// walks by time.
-func (s *Store) textWalk(ctx context.Context, f Filter, at *cursor, limit int, p *plan) (found []cursor, ok bool, err error) {
-	fq := ftsQuery(f.Text)
-	rest := f
-	rest.Text = ""
-	newer := func(args *[]any, c cursor, strict bool) string {
-		ts, seq := "$"+strconv.Itoa(len(*args)+1), "$"+strconv.Itoa(len(*args)+2)
-		*args = append(*args, c.ts, c.seq)
-		op := ">="
-		if strict {
-			op = ">"
-		}
-		return "(r.ts > " + ts + " OR (r.ts = " + ts + " AND r.seq " + op + " " + seq + "))"
-	}
-	older := func(args *[]any, c cursor) string {
-		ts, seq := "$"+strconv.Itoa(len(*args)+1), "$"+strconv.Itoa(len(*args)+2)
-		*args = append(*args, c.ts, c.seq)
-		return "(r.ts < " + ts + " OR (r.ts = " + ts + " AND r.seq < " + seq + "))"
-	}
-	upper := int64(math.MaxInt64)
-	chunk := 4 * (limit + 1) // common words: most of a chunk matches the rest
-	for range 64 {
-		rows, err := s.r.QueryContext(ctx, `SELECT rowid FROM record_text WHERE record_text MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3`, fq, upper, chunk)
-		if err != nil {
-			return nil, false, err
-		}
-		var seqs []any
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				rows.Close()
-				return nil, false, err
-			}
-			seqs = append(seqs, seq)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, false, err
-		}
-		if len(seqs) > 0 {
-			upper = seqs[len(seqs)-1].(int64)
-			var args []any
-			where := rest.whereWith(s, &args, p)
-			if at != nil {
-				where = and(where, older(&args, *at))
-			}
-			where = and(where, "r.seq IN ("+placeholders(len(args)+1, len(seqs))+")")
-			args = append(args, seqs...)
-			rs, err := s.r.QueryContext(ctx, s.q(`SELECT r.ts, r.seq FROM records r WHERE `+where), args...)
-			if err != nil {
-				return nil, false, err
-			}
-			for rs.Next() {
-				var c cursor
-				if err := rs.Scan(&c.ts, &c.seq); err != nil {
-					rs.Close()
-					return nil, false, err
-				}
-				found = append(found, c)
-			}
-			rs.Close()
-			if err := rs.Err(); err != nil {
-				return nil, false, err
-			}
-		}
-		slices.SortFunc(found, func(a, b cursor) int {
-			if a.ts != b.ts {
-				return cmpInt(b.ts, a.ts)
-			}
-			return cmpInt(b.seq, a.seq)
-		})
-		if len(seqs) < chunk {
-			return found[:min(len(found), limit+1)], true, nil // every match seen
-		}
-		if len(found) <= limit {
-			continue
-		}
-		// Is any match older by sequence newer by time than the page's
-		// end (its limit+1-th)?
-		found = found[:limit+1]
-		var args []any
-		where := rest.whereWith(s, &args, nil)
-		if at != nil {
-			where = and(where, older(&args, *at))
-		}
-		where = and(where, newer(&args, found[limit], true))
-		args = append(args, upper)
-		where = and(where, "r.seq < $"+strconv.Itoa(len(args)))
-		args = append(args, fq)
-		where = and(where, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH $"+strconv.Itoa(len(args))+")")
-		var one int
-		err = s.r.QueryRowContext(ctx, s.q(`SELECT 1 FROM records r WHERE `+where+` LIMIT 1`), args...).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return found, true, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	return nil, false, nil
 }
 
 func cmpInt(a, b int64) int {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -25,9 +26,12 @@ const docColumns = `d.seq, d.base_seq, d.base_count, d.refs, d.doc`
 
 func scanDoc(rows interface{ Scan(...any) error }, extra ...any) (*docRow, error) {
 	d := &docRow{}
-	err := rows.Scan(append([]any{&d.seq, &d.base, &d.count, &d.refs, &d.doc}, extra...)...)
+	err := rows.Scan(append(d.dest(), extra...)...)
 	return d, err
 }
+
+// dest is where a row of docColumns is scanned.
+func (d *docRow) dest() []any { return []any{&d.seq, &d.base, &d.count, &d.refs, &d.doc} }
 
 // Get returns the record with the given call ID, args whole, or an error
 // matching [ErrNotFound].
@@ -45,6 +49,37 @@ func (s *Store) Get(ctx context.Context, callID string) (record.Record, error) {
 		return record.Record{}, err
 	}
 	return recs[0], nil
+}
+
+// GetMany returns the records with the given call IDs, args whole, in
+// the order asked; a call ID the store does not hold is left out.
+func (s *Store) GetMany(ctx context.Context, callIDs []string) ([]record.Record, error) {
+	ids := make([]any, len(callIDs))
+	for i, id := range callIDs {
+		ids[i] = id
+	}
+	var ds []*docRow
+	at := map[int64]string{}
+	var d docRow
+	var id string
+	err := s.eachRowIn(ctx, s.r, `SELECT `+docColumns+`, r.call_id FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.call_id IN (`, ids, `)`,
+		append(d.dest(), &id), func() error {
+			row := d
+			ds = append(ds, &row)
+			at[d.seq] = id
+			return nil
+		})
+	if err != nil {
+		return nil, s.readErr(err)
+	}
+	order := make(map[string]int, len(callIDs))
+	for i, id := range callIDs {
+		if _, ok := order[id]; !ok {
+			order[id] = i
+		}
+	}
+	slices.SortFunc(ds, func(a, b *docRow) int { return order[at[a.seq]] - order[at[b.seq]] })
+	return s.assemble(ctx, ds, true, true, nil)
 }
 
 // Trace returns the records of a trace, oldest first (by timestamp, then
@@ -75,7 +110,11 @@ func scanDocs(rows *sql.Rows) ([]*docRow, error) {
 	return ds, rows.Err()
 }
 
+// readErr says which store a read failed on; nil stays nil.
 func (s *Store) readErr(err error) error {
+	if err == nil {
+		return nil
+	}
 	return fmt.Errorf("store: read %s: %w", s.url, err)
 }
 
@@ -211,21 +250,11 @@ func (s *Store) messageBodies(ctx context.Context, need map[int64]bool) (map[int
 		ids = append(ids, id)
 	}
 	bodies := make(map[int64][]byte, len(ids))
-	err := chunked(ids, 500, func(part []any) error {
-		rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, body FROM messages WHERE id IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var body []byte
-			if err := rows.Scan(&id, &body); err != nil {
-				return err
-			}
-			bodies[id] = body
-		}
-		return rows.Err()
+	var id int64
+	var body []byte // a copy at each Scan
+	err := s.eachRowIn(ctx, s.r, `SELECT id, body FROM messages WHERE id IN (`, ids, `)`, []any{&id, &body}, func() error {
+		bodies[id] = body
+		return nil
 	})
 	if err != nil {
 		return nil, s.readErr(err)
@@ -269,21 +298,13 @@ func (c *chains) fetchBases(ctx context.Context) error {
 		if len(missing) == 0 {
 			return nil
 		}
-		err := chunked(missing, 500, func(part []any) error {
-			rs, err := c.db.QueryContext(ctx, c.s.q(`SELECT seq, base_seq, base_count, refs FROM record_docs WHERE seq IN (`+placeholders(1, len(part))+`)`), part...)
-			if err != nil {
-				return err
-			}
-			defer rs.Close()
-			for rs.Next() {
-				d := &docRow{}
-				if err := rs.Scan(&d.seq, &d.base, &d.count, &d.refs); err != nil {
-					return err
-				}
-				c.known[d.seq] = d
-			}
-			return rs.Err()
-		})
+		var d docRow
+		err := c.s.eachRowIn(ctx, c.db, `SELECT seq, base_seq, base_count, refs FROM record_docs WHERE seq IN (`, missing, `)`,
+			[]any{&d.seq, &d.base, &d.count, &d.refs}, func() error {
+				row := d
+				c.known[d.seq] = &row
+				return nil
+			})
 		if err != nil {
 			return c.s.readErr(err)
 		}

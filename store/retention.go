@@ -47,7 +47,7 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
 	if s.opts.ReadOnly {
 		return res, ErrReadOnly
 	}
-	if r.MaxBytes > 0 && s.dialect != SQLite {
+	if r.MaxBytes > 0 && !s.d.sizeRetention() {
 		return res, ErrSizeRetention
 	}
 	s.pruneMu.Lock()
@@ -172,7 +172,7 @@ func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
 	}
 	in := placeholders(1, len(seqs))
 	for _, stmt := range []string{
-		map[Dialect]string{SQLite: `DELETE FROM record_text WHERE rowid IN (` + in + `)`, PostgreSQL: `DELETE FROM record_text WHERE seq IN (` + in + `)`}[s.dialect],
+		s.d.deleteText(in),
 		`DELETE FROM record_docs WHERE seq IN (` + in + `)`,
 		`DELETE FROM records WHERE seq IN (` + in + `)`,
 	} {
@@ -279,34 +279,19 @@ func (s *Store) collectMessages(ctx context.Context) (int64, error) {
 	}
 }
 
-// vacuum gives SQLite's free pages back to the file system.
+// vacuum gives the space of deleted rows back, where the database can
+// (SQLite's free pages, to the file system).
 func (s *Store) vacuum(ctx context.Context) error {
-	if s.dialect != SQLite {
-		return nil
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.w.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
-		return s.pruneErr(err)
-	}
-	_, err := s.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	return s.pruneErr(err)
+	return s.pruneErr(s.d.vacuum(ctx, s.w))
 }
 
 // Size returns the bytes the store's data takes: on SQLite, the pages in
 // use (the file, less free pages); on PostgreSQL, its tables, indexes and
 // TOAST.
 func (s *Store) Size(ctx context.Context) (int64, error) {
-	var n int64
-	var err error
-	if s.dialect == SQLite {
-		var pages, size int64
-		err = s.r.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()), (SELECT page_size FROM pragma_page_size())`).Scan(&pages, &size)
-		n = pages * size
-	} else {
-		err = s.r.QueryRowContext(ctx, `SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c
-			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname IN ('records', 'record_docs', 'messages', 'record_attrs', 'record_text', 'llmhistory_meta')`).Scan(&n)
-	}
+	n, err := s.d.size(ctx, s.r)
 	if err != nil {
 		return 0, s.readErr(err)
 	}

@@ -1,114 +1,345 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmhistory/llmhistory/internal/quantile"
 )
 
-// SQLite keeps hourly rollups of the records: per hour, model, provider,
-// method, error type and status, the calls, errors, tokens, spend and a
-// latency histogram (hist.go), updated in each write's transaction. An
-// aggregate that asks only about those (grouped by hour or day, model,
-// provider, method or error type; filtered by them, and by whole hours)
-// reads the rollups, a few thousand rows a month, instead of every
-// record: a million records' aggregate by day and model in milliseconds
-// instead of seconds, its latency percentiles within half a percent.
-// PostgreSQL aggregates its records itself, in parallel, with exact
-// percentiles.
+// Rollups keep, as records are written, the figures an aggregate asks
+// for (calls, errors, tokens, spend, the calls without a price and a
+// latency sketch) per hour, per day and per month, in two cubes:
+//
+//   - cubeCalls, by tagset, model, provider, method, status and error
+//     type: what the whole history's figures, series and groups by
+//     model, provider or tag read;
+//   - cubeUsers, by user, tagset, model, provider and status: what a
+//     group by user, or a filter on one, reads.
+//
+// Their rows grow with the hours (days, months) covered and with the
+// combinations a team's traffic has in each, not with its records: an
+// aggregate reads the months it covers whole, the days and hours at its
+// ends, and the records of the minutes at its very ends (aggregate.go).
+// Each dimension is a name's ID (names.go), 0 for none.
+//
+// A write adds its records to their hours' rows. Days and months are
+// made of hours once the hours are over: when a write brings a record of
+// a newer hour than any before (up to now), the hours before it are
+// sealed, added to their days' and months' rows, and the meta key
+// rollups_sealed moves past them. A record of a sealed hour (late, or
+// imported) is added to its hour's, day's and month's rows at once. So a
+// write touches about one row per conversation it adds to, not three,
+// and a reader takes days and months for the sealed hours, hours after
+// them (aggregate.go). Writers take turns at the rollups: SQLite has one
+// writer at a time, and PostgreSQL's take an advisory lock, held to the
+// end of their transactions.
 
-type rollupKey struct {
-	hour                                       int64
-	model, provider, method, errorType, status string
-}
+const (
+	cubeCalls int16 = 0
+	cubeUsers int16 = 1
+)
 
-type rollupRow struct {
-	rollupKey
-	calls, errors, in, out, total int64
-	cost                          float64
-	lat                           histogram
-}
+// A span is the length of a rollup's buckets.
+type span int16
+
+const (
+	spanHour span = iota + 1
+	spanDay
+	spanMonth
+)
+
+var spans = []span{spanHour, spanDay, spanMonth}
 
 const hourMicros = int64(time.Hour / time.Microsecond)
 
-func (r *rollupRow) add(p *prep) {
-	rec := &p.r
-	r.calls++
-	if rec.Outcome.Status != "ok" {
-		r.errors++
+// hourOf is the hour (since the epoch, UTC) of a time in µs.
+func hourOf(us int64) int64 { return floorDiv(us, hourMicros) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
 	}
-	if rec.Usage != nil {
-		r.in += int64(rec.Usage.InputTokens)
-		r.out += int64(rec.Usage.OutputTokens)
-		r.total += int64(rec.Usage.TotalTokens)
-	}
-	if rec.Cost != nil {
-		r.cost += rec.Cost.USD
-	}
-	r.lat.add(rec.DurationMS)
+	return q
 }
 
-func keyOf(p *prep) rollupKey {
-	return rollupKey{hour: p.ts / hourMicros, model: p.r.Model, provider: p.provider, method: p.r.MethodName, errorType: p.r.FailureType(), status: p.r.Outcome.Status}
+// dayOfHour and monthOfDay carry a bucket up a span.
+func dayOfHour(h int64) int64 { return floorDiv(h, 24) }
+
+func monthOfDay(d int64) int64 {
+	t := time.Unix(d*86400, 0).UTC()
+	return int64(t.Year()-1970)*12 + int64(t.Month()-1)
 }
 
-const rollupColumns = `hour, model, provider, method, error_type, status, calls, errors, input_tokens, output_tokens, total_tokens, cost_usd, latency`
+// firstDayOfMonth is the day (since the epoch) a month begins on.
+func firstDayOfMonth(m int64) int64 {
+	t := time.Date(1970+int(floorDiv(m, 12)), time.Month(m-floorDiv(m, 12)*12+1), 1, 0, 0, 0, 0, time.UTC)
+	return floorDiv(t.Unix(), 86400)
+}
 
-// rollup adds the records of ps, written in tx, to the rollups.
+// bucketOf is the bucket of an hour in a span.
+func bucketOf(sp span, hour int64) int64 {
+	switch sp {
+	case spanDay:
+		return dayOfHour(hour)
+	case spanMonth:
+		return monthOfDay(dayOfHour(hour))
+	}
+	return hour
+}
+
+// dims are a rollup row's dimensions, or a record's, as name IDs.
+type dims struct {
+	user, tagset, model, provider, method, status, errorType int32
+}
+
+// in projects a record's dimensions onto a cube's.
+func (d dims) in(cube int16) dims {
+	if cube == cubeCalls {
+		d.user = 0
+	} else {
+		d.method, d.errorType = 0, 0
+	}
+	return d
+}
+
+type rollupKey struct {
+	cube   int16
+	span   span
+	bucket int64
+	dims
+}
+
+// figures are what a rollup row, or a group of an aggregate, adds up.
+type figures struct {
+	calls, errors, in, out, total int64
+	cost                          float64
+	unpriced, unpricedTokens      int64
+	lat                           quantile.Sketch
+}
+
+// addRecord counts one record.
+func (f *figures) addRecord(ok bool, in, out, total int64, cost *float64, durationMS float64) {
+	f.calls++
+	if !ok {
+		f.errors++
+	}
+	f.in += in
+	f.out += out
+	f.total += total
+	if cost != nil {
+		f.cost += *cost
+	} else if in+out > 0 {
+		f.unpriced++
+		f.unpricedTokens += in + out
+	}
+	f.lat.Add(durationMS)
+}
+
+// merge adds o's figures (its latency sketch given encoded, or as o.lat
+// when enc is nil).
+func (f *figures) merge(o *figures, enc []byte) error {
+	f.calls += o.calls
+	f.errors += o.errors
+	f.in += o.in
+	f.out += o.out
+	f.total += o.total
+	f.cost += o.cost
+	f.unpriced += o.unpriced
+	f.unpricedTokens += o.unpricedTokens
+	if enc != nil {
+		return f.lat.MergeBinary(enc)
+	}
+	f.lat.Merge(&o.lat)
+	return nil
+}
+
+const rollupColumns = `cube, span, bucket, user_id, tagset, model, provider, method, status, error_type,
+	calls, errors, input_tokens, output_tokens, total_tokens, cost_usd, unpriced, unpriced_tokens, latency`
+
+const rollupKeyColumns = `cube, span, bucket, user_id, tagset, model, provider, method, status, error_type`
+
+// rollupRow is a row of rollups as read: its figures, its sketch still
+// encoded.
+type rollupRow struct {
+	rollupKey
+	figures
+	enc []byte
+}
+
+func scanRollup(rs interface{ Scan(...any) error }, r *rollupRow) error {
+	return rs.Scan(&r.cube, &r.span, &r.bucket, &r.user, &r.tagset, &r.model, &r.provider, &r.method, &r.status, &r.errorType,
+		&r.calls, &r.errors, &r.in, &r.out, &r.total, &r.cost, &r.unpriced, &r.unpricedTokens, &r.enc)
+}
+
+// lockRollups makes tx the only writer of the rollups until it ends.
+func (s *Store) lockRollups(ctx context.Context, tx *sql.Tx) error { return s.d.lockRollups(ctx, tx) }
+
+// sealedHour is the first hour not sealed: days and months hold every
+// hour before it. math.MinInt64 when none is.
+func (s *Store) sealedHour(ctx context.Context, db querier) (int64, error) {
+	rows, err := db.QueryContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'rollups_sealed'`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	h := int64(math.MinInt64)
+	if rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		if h, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, fmt.Errorf("store: rollups_sealed is %q, not an hour", v)
+		}
+	}
+	return h, rows.Err()
+}
+
+// rollup adds the records of ps, written in tx, to the rollups, and seals
+// the hours before the newest it brings (up to now).
 func (s *Store) rollup(ctx context.Context, tx *sql.Tx, ps []*prep) error {
-	if s.dialect != SQLite || len(ps) == 0 {
+	if len(ps) == 0 {
 		return nil
 	}
-	rows := map[rollupKey]*rollupRow{}
+	if err := s.lockRollups(ctx, tx); err != nil {
+		return err
+	}
+	sealed, err := s.sealedHour(ctx, tx)
+	if err != nil {
+		return err
+	}
+	rows := map[rollupKey]*figures{}
+	newest := int64(math.MinInt64)
 	for _, p := range ps {
-		k := keyOf(p)
-		r := rows[k]
-		if r == nil {
-			r = &rollupRow{rollupKey: k, lat: histogram{}}
-			rows[k] = r
+		hour := hourOf(p.ts)
+		newest = max(newest, hour)
+		r := &p.r
+		var in, out, total int64
+		if r.Usage != nil {
+			in, out, total = int64(r.Usage.InputTokens), int64(r.Usage.OutputTokens), int64(r.Usage.TotalTokens)
 		}
-		r.add(p)
+		var cost *float64
+		if r.Cost != nil {
+			cost = &r.Cost.USD
+		}
+		for _, cube := range []int16{cubeCalls, cubeUsers} {
+			d := p.dims.in(cube)
+			for _, sp := range spans {
+				if sp != spanHour && hour >= sealed {
+					break // added to its day and month when its hour is sealed
+				}
+				k := rollupKey{cube: cube, span: sp, bucket: bucketOf(sp, hour), dims: d}
+				f := rows[k]
+				if f == nil {
+					f = &figures{}
+					rows[k] = f
+				}
+				f.addRecord(r.Outcome.Status == "ok", in, out, total, cost, r.DurationMS)
+			}
+		}
+	}
+	if err := s.mergeRollups(ctx, tx, rows); err != nil {
+		return err
+	}
+	if horizon := min(newest, hourOf(time.Now().UnixMicro())); horizon > sealed {
+		return s.seal(ctx, tx, sealed, horizon)
+	}
+	return nil
+}
+
+// seal adds the hours [from, to) to their days' and months' rows, and
+// marks them sealed.
+func (s *Store) seal(ctx context.Context, tx *sql.Tx, from, to int64) error {
+	args := []any{spanHour, to}
+	cond := `span = $1 AND bucket < $2`
+	if from != math.MinInt64 {
+		args = append(args, from)
+		cond += ` AND bucket >= $3`
+	}
+	rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE `+cond), args...)
+	if err != nil {
+		return err
+	}
+	rows := map[rollupKey]*figures{}
+	for rs.Next() {
+		var r rollupRow
+		if err := scanRollup(rs, &r); err != nil {
+			rs.Close()
+			return err
+		}
+		for _, sp := range []span{spanDay, spanMonth} {
+			k := r.rollupKey
+			k.span, k.bucket = sp, bucketOf(sp, r.bucket)
+			f := rows[k]
+			if f == nil {
+				f = &figures{}
+				rows[k] = f
+			}
+			if err := f.merge(&r.figures, r.enc); err != nil {
+				rs.Close()
+				return err
+			}
+		}
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if err := s.mergeRollups(ctx, tx, rows); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO llmhistory_meta (key, value) VALUES ('rollups_sealed', $1)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`), strconv.FormatInt(to, 10))
+	return err
+}
+
+// mergeRollups adds rows to what the rollups hold: the rows there are
+// read, merged and written back. The caller holds the rollups' lock.
+func (s *Store) mergeRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*figures) error {
+	if len(rows) == 0 {
+		return nil
 	}
 	keys := make([]rollupKey, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
 	}
-	// What is there already, merged in: SQLite writers take turns, so
-	// nothing changes it between this read and the write.
-	for part := range slices.Chunk(keys, 200) {
+	for part := range slices.Chunk(keys, 300) {
+		// Joined to the keys, so that each is found through the primary
+		// key (SQLite scans the table for a row value IN a list).
 		var b strings.Builder
-		args := make([]any, 0, 6*len(part))
-		b.WriteString(`SELECT ` + rollupColumns + ` FROM rollups WHERE (hour, model, provider, method, error_type, status) IN (VALUES `)
+		args := make([]any, 0, 10*len(part))
+		b.WriteString(`WITH k (` + rollupKeyColumns + `) AS (VALUES `)
 		for i, k := range part {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(tuple(len(args)+1, 6))
-			args = append(args, k.hour, k.model, k.provider, k.method, k.errorType, k.status)
+			b.WriteString(s.d.valuesRow(len(args)+1, 10, i == 0))
+			args = append(args, k.cube, int16(k.span), k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType)
 		}
-		b.WriteString(`)`)
-		rs, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+		b.WriteString(`) SELECT ` + qualified("r", rollupColumns) + ` FROM k JOIN rollups r ON ` + joinOn("r", "k", rollupKeyColumns))
+		rs, err := tx.QueryContext(ctx, b.String(), args...)
 		if err != nil {
 			return err
 		}
 		for rs.Next() {
-			old, err := scanRollup(rs)
-			if err != nil {
+			var old rollupRow
+			if err := scanRollup(rs, &old); err != nil {
 				rs.Close()
 				return err
 			}
-			if r := rows[old.rollupKey]; r != nil {
-				r.calls += old.calls
-				r.errors += old.errors
-				r.in += old.in
-				r.out += old.out
-				r.total += old.total
-				r.cost += old.cost
-				r.lat.merge(old.lat)
+			if f := rows[old.rollupKey]; f != nil {
+				if err := f.merge(&old.figures, old.enc); err != nil {
+					rs.Close()
+					return err
+				}
 			}
 		}
 		rs.Close()
@@ -119,198 +350,158 @@ func (s *Store) rollup(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	return s.putRollups(ctx, tx, rows)
 }
 
-func (s *Store) putRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*rollupRow) error {
+// qualified prefixes each of a list of columns with a table's name.
+func qualified(table, columns string) string {
+	var out []string
+	for c := range strings.SplitSeq(columns, ",") {
+		out = append(out, table+"."+strings.TrimSpace(c))
+	}
+	return strings.Join(out, ", ")
+}
+
+// joinOn is the condition that two tables agree on a list of columns.
+func joinOn(a, b, columns string) string {
+	var out []string
+	for c := range strings.SplitSeq(columns, ",") {
+		c = strings.TrimSpace(c)
+		out = append(out, a+"."+c+" = "+b+"."+c)
+	}
+	return strings.Join(out, " AND ")
+}
+
+// putRollups writes rows whole, replacing what is there.
+func (s *Store) putRollups(ctx context.Context, tx *sql.Tx, rows map[rollupKey]*figures) error {
 	values := make([][]any, 0, len(rows))
-	for _, r := range rows {
-		values = append(values, []any{r.hour, r.model, r.provider, r.method, r.errorType, r.status, r.calls, r.errors, r.in, r.out, r.total, r.cost, r.lat.encode()})
+	for k, f := range rows {
+		values = append(values, []any{k.cube, int16(k.span), k.bucket, k.user, k.tagset, k.model, k.provider, k.method, k.status, k.errorType,
+			f.calls, f.errors, f.in, f.out, f.total, f.cost, f.unpriced, f.unpricedTokens, f.lat.AppendBinary(nil)})
 	}
-	return s.insertRowsWith(ctx, tx, `INSERT OR REPLACE INTO rollups (`+rollupColumns+`) VALUES `, 13, values,
-		func(first int) string { return tuple(first, 13) }, "", nil)
-}
-
-func scanRollup(rs interface{ Scan(...any) error }) (*rollupRow, error) {
-	r := &rollupRow{lat: histogram{}}
-	var lat []byte
-	err := rs.Scan(&r.hour, &r.model, &r.provider, &r.method, &r.errorType, &r.status, &r.calls, &r.errors, &r.in, &r.out, &r.total, &r.cost, &lat)
-	if err == nil {
-		err = decodeHistogram(r.lat, lat)
-	}
-	return r, err
-}
-
-// rebuildRollups computes again, from the records, the rollups of the
-// hours from first to last: after retention deleted records of them.
-func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int64) error {
-	if s.dialect != SQLite {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM rollups WHERE hour BETWEEN ?1 AND ?2`, first, last); err != nil {
-		return err
-	}
-	rs, err := tx.QueryContext(ctx, `SELECT ts, coalesce(model, ''), provider, method, coalesce(error_type, ''), status, input_tokens, output_tokens, total_tokens, cost_usd, duration_ms
-		FROM records WHERE ts >= ?1 AND ts < ?2`, first*hourMicros, (last+1)*hourMicros)
-	if err != nil {
-		return err
-	}
-	rows := map[rollupKey]*rollupRow{}
-	for rs.Next() {
-		var k rollupKey
-		var ts, in, out, total int64
-		var cost, dur sql.NullFloat64
-		if err := rs.Scan(&ts, &k.model, &k.provider, &k.method, &k.errorType, &k.status, &in, &out, &total, &cost, &dur); err != nil {
-			rs.Close()
-			return err
-		}
-		k.hour = ts / hourMicros
-		r := rows[k]
-		if r == nil {
-			r = &rollupRow{rollupKey: k, lat: histogram{}}
-			rows[k] = r
-		}
-		r.calls++
-		if k.status != "ok" {
-			r.errors++
-		}
-		r.in, r.out, r.total, r.cost = r.in+in, r.out+out, r.total+total, r.cost+cost.Float64
-		r.lat.add(dur.Float64)
-	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	return s.putRollups(ctx, tx, rows)
-}
-
-// fromRollups reports whether the rollups answer q.
-func (s *Store) fromRollups(q AggregateQuery) bool {
-	f := q.Filter
-	if s.dialect != SQLite || f.TraceID != "" || f.UserID != "" || len(f.Tags) > 0 || len(f.Metadata) > 0 ||
-		f.MinCostUSD > 0 || f.MinDuration > 0 || f.Text != "" || len(f.Scores) > 0 {
-		return false
-	}
-	whole := func(t time.Time) bool { return t.IsZero() || t.UnixMicro()%hourMicros == 0 }
-	if !whole(f.Since) || !whole(f.Until) {
-		return false
-	}
-	for _, g := range q.By {
-		switch g {
-		case ByHour, ByDay, ByModel, ByProvider, ByMethod, ByErrorType:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// aggregateRollups is Aggregate from the rollups.
-func (s *Store) aggregateRollups(ctx context.Context, q AggregateQuery) ([]Group, error) {
-	var conds []string
-	var args []any
-	arg := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.Replace(cond, "?", "?"+itoa(len(args)), 1))
-	}
-	f := q.Filter
-	if !f.Since.IsZero() {
-		arg("hour >= ?", f.Since.UnixMicro()/hourMicros)
-	}
-	if !f.Until.IsZero() {
-		arg("hour < ?", f.Until.UnixMicro()/hourMicros)
-	}
-	for col, v := range map[string]string{"model": f.Model, "provider": f.Provider, "method": f.Method, "status": f.Status, "error_type": f.ErrorType} {
-		if v != "" {
-			arg(col+" = ?", v)
-		}
-	}
-	query := `SELECT ` + rollupColumns + ` FROM rollups`
-	if len(conds) > 0 {
-		query += " WHERE " + strings.Join(conds, " AND ")
-	}
-	rs, err := s.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.readErr(err)
-	}
-	defer rs.Close()
-	type acc struct {
-		g    Group
-		sort []any // the key values as SQL would order them
-		lat  histogram
-	}
-	groups := map[string]*acc{}
-	for rs.Next() {
-		r, err := scanRollup(rs)
-		if err != nil {
-			return nil, s.readErr(err)
-		}
-		var key []string
-		var sortKey []any
-		var at time.Time
-		for _, dim := range q.By {
-			var v any
-			switch dim {
-			case ByHour:
-				v = r.hour
-			case ByDay:
-				v = floorDiv(r.hour, 24)
-			case ByModel:
-				v = r.model
-			case ByProvider:
-				v = r.provider
-			case ByMethod:
-				v = r.method
-			case ByErrorType:
-				v = r.errorType
-			}
-			key = append(key, s.keyString(dim, v, &at))
-			sortKey = append(sortKey, v)
-		}
-		id := strings.Join(key, "\x00")
-		a := groups[id]
-		if a == nil {
-			a = &acc{g: Group{Key: key, Time: at}, sort: sortKey, lat: histogram{}}
-			groups[id] = a
-		}
-		a.g.Calls += r.calls
-		a.g.Errors += r.errors
-		a.g.InputTokens += r.in
-		a.g.OutputTokens += r.out
-		a.g.TotalTokens += r.total
-		a.g.CostUSD += r.cost
-		a.lat.merge(r.lat)
-	}
-	if err := rs.Err(); err != nil {
-		return nil, s.readErr(err)
-	}
-	all := make([]*acc, 0, len(groups))
-	for _, a := range groups {
-		a.g.LatencyP50MS = a.lat.percentile(0.5)
-		a.g.LatencyP95MS = a.lat.percentile(0.95)
-		all = append(all, a)
-	}
-	slices.SortFunc(all, func(a, b *acc) int {
-		for i := range a.sort {
-			var c int
-			switch x := a.sort[i].(type) {
-			case int64:
-				c = cmp.Compare(x, b.sort[i].(int64))
-			case string:
-				c = strings.Compare(x, b.sort[i].(string))
-			}
-			if c != 0 {
+	// In key order, so that writers take their locks in the same order.
+	slices.SortFunc(values, func(a, b []any) int {
+		for i := range 10 {
+			if c := cmpAny(a[i], b[i]); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
-	out := make([]Group, len(all))
-	for i, a := range all {
-		out[i] = a.g
-	}
-	return out, nil
+	return s.insertMany(ctx, tx, rollupsInsert, values, nil)
 }
 
-// floorDiv divides as SQLite's integer division does, toward zero: the
-// rollups' days are the records' days.
-func floorDiv(a, b int64) int64 { return a / b }
+var rollupsInsert = &insertSpec{table: "rollups", columns: []column{
+	{"cube", colInt}, {"span", colInt}, {"bucket", colInt}, {"user_id", colInt}, {"tagset", colInt}, {"model", colInt}, {"provider", colInt},
+	{"method", colInt}, {"status", colInt}, {"error_type", colInt}, {"calls", colInt}, {"errors", colInt}, {"input_tokens", colInt},
+	{"output_tokens", colInt}, {"total_tokens", colInt}, {"cost_usd", colFloat}, {"unpriced", colInt}, {"unpriced_tokens", colInt}, {"latency", colBytes},
+}, tail: ` ON CONFLICT (` + rollupKeyColumns + `) DO UPDATE SET calls = excluded.calls, errors = excluded.errors,
+	input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens,
+	cost_usd = excluded.cost_usd, unpriced = excluded.unpriced, unpriced_tokens = excluded.unpriced_tokens, latency = excluded.latency`}
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func cmpAny(a, b any) int {
+	switch x := a.(type) {
+	case int16:
+		return cmpInt(int64(x), int64(b.(int16)))
+	case span:
+		return cmpInt(int64(x), int64(b.(span)))
+	case int32:
+		return cmpInt(int64(x), int64(b.(int32)))
+	case int64:
+		return cmpInt(x, b.(int64))
+	}
+	return 0
+}
+
+// rebuildRollups computes again the rollups of the hours from first to
+// last, and of the days and months they fall in, from the records: after
+// retention deleted records of them, or when a migration makes them.
+func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int64) error {
+	if err := s.lockRollups(ctx, tx); err != nil {
+		return err
+	}
+	if err := s.dict.refresh(ctx, s, tx); err != nil {
+		return err
+	}
+	sealed, err := s.sealedHour(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// Hours, from the records.
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), spanHour, first, last); err != nil {
+		return err
+	}
+	rows := map[rollupKey]*figures{}
+	err = s.scanFacts(ctx, tx, `r.ts >= $1 AND r.ts < $2`, []any{first * hourMicros, (last + 1) * hourMicros}, false, func(f *fact) error {
+		for _, cube := range []int16{cubeCalls, cubeUsers} {
+			k := rollupKey{cube: cube, span: spanHour, bucket: hourOf(f.ts), dims: f.dims.in(cube)}
+			r := rows[k]
+			if r == nil {
+				r = &figures{}
+				rows[k] = r
+			}
+			r.addRecord(f.ok, f.in, f.out, f.total, f.cost, f.duration)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.putRollups(ctx, tx, rows); err != nil {
+		return err
+	}
+	// Days, from their sealed hours; months, from their days.
+	for _, up := range []struct {
+		from, to          span
+		first, last       int64 // of the span to
+		lowFrom, highFrom int64 // the buckets of from they hold
+	}{
+		{spanHour, spanDay, dayOfHour(first), dayOfHour(last), dayOfHour(first) * 24, dayOfHour(last)*24 + 23},
+		{spanDay, spanMonth, monthOfDay(dayOfHour(first)), monthOfDay(dayOfHour(last)),
+			firstDayOfMonth(monthOfDay(dayOfHour(first))), firstDayOfMonth(monthOfDay(dayOfHour(last))+1) - 1},
+	} {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.to, up.first, up.last); err != nil {
+			return err
+		}
+		high := up.highFrom
+		if up.from == spanHour {
+			if sealed == math.MinInt64 {
+				continue // no hour is sealed: days (and so months) hold none
+			}
+			high = min(high, sealed-1)
+		}
+		rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.from, up.lowFrom, high)
+		if err != nil {
+			return err
+		}
+		rows := map[rollupKey]*figures{}
+		for rs.Next() {
+			var r rollupRow
+			if err := scanRollup(rs, &r); err != nil {
+				rs.Close()
+				return err
+			}
+			k := r.rollupKey
+			k.span = up.to
+			if up.to == spanDay {
+				k.bucket = dayOfHour(r.bucket)
+			} else {
+				k.bucket = monthOfDay(r.bucket)
+			}
+			f := rows[k]
+			if f == nil {
+				f = &figures{}
+				rows[k] = f
+			}
+			if err := f.merge(&r.figures, r.enc); err != nil {
+				rs.Close()
+				return err
+			}
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		if err := s.putRollups(ctx, tx, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -5,14 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SchemaVersion is the version of the schema this package writes. A
 // store is migrated up to it when opened for writing; a store of a newer
 // version is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // SchemaError is returned by [Open] for a store whose schema this version
 // cannot use: one written by a newer llmhistory, or, opened read-only, one
@@ -35,6 +37,9 @@ func (e *SchemaError) Error() string {
 type migration struct {
 	version          int
 	sqlite, postgres []string
+	// then, when not nil, moves the data into the new shape, in the
+	// migration's transaction, after its statements.
+	then func(ctx context.Context, s *Store, tx *sql.Tx) error
 }
 
 // migrations, in order. The first creates the schema; every released
@@ -181,7 +186,81 @@ var migrations = []migration{
 			`CREATE INDEX record_text_tsv ON record_text USING GIN (tsv) WITH (fastupdate = off)`,
 		},
 	},
-	scoresMigration, // score_store.go
+	scoresMigration, // score_store.go (version 2)
+	{
+		// Names (names.go), tagsets among them, and rollups on both backends, per
+		// hour, day and month, by user and by tag too (rollup.go).
+		version: 3,
+		sqlite: []string{
+			`DROP TABLE rollups`,
+			`CREATE TABLE names (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				kind INTEGER NOT NULL,
+				name TEXT NOT NULL,
+				UNIQUE (kind, name)
+			)`,
+			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
+			`CREATE TABLE rollups (
+				cube INTEGER NOT NULL,
+				span INTEGER NOT NULL,
+				bucket INTEGER NOT NULL,
+				user_id INTEGER NOT NULL,
+				tagset INTEGER NOT NULL,
+				model INTEGER NOT NULL,
+				provider INTEGER NOT NULL,
+				method INTEGER NOT NULL,
+				status INTEGER NOT NULL,
+				error_type INTEGER NOT NULL,
+				calls INTEGER NOT NULL,
+				errors INTEGER NOT NULL,
+				input_tokens INTEGER NOT NULL,
+				output_tokens INTEGER NOT NULL,
+				total_tokens INTEGER NOT NULL,
+				cost_usd REAL NOT NULL,
+				unpriced INTEGER NOT NULL,
+				unpriced_tokens INTEGER NOT NULL,
+				latency BLOB NOT NULL,
+				PRIMARY KEY (cube, span, bucket, user_id, tagset, model, provider, method, status, error_type)
+			) WITHOUT ROWID`,
+			// A user's rows, for an aggregate of one user's calls: without
+			// it, every user's rows of the time covered are read.
+			`CREATE INDEX rollups_user ON rollups(user_id, span, bucket) WHERE cube = 1`,
+		},
+		postgres: []string{
+			`CREATE TABLE names (
+				id SERIAL PRIMARY KEY,
+				kind SMALLINT NOT NULL,
+				name TEXT NOT NULL,
+				UNIQUE (kind, name)
+			)`,
+			`ALTER TABLE records ADD COLUMN tagset INTEGER`,
+			`ALTER INDEX record_text_tsv SET (fastupdate = on, gin_pending_list_limit = 64)`,
+			`CREATE TABLE rollups (
+				cube SMALLINT NOT NULL,
+				span SMALLINT NOT NULL,
+				bucket INTEGER NOT NULL,
+				user_id INTEGER NOT NULL,
+				tagset INTEGER NOT NULL,
+				model INTEGER NOT NULL,
+				provider INTEGER NOT NULL,
+				method INTEGER NOT NULL,
+				status INTEGER NOT NULL,
+				error_type INTEGER NOT NULL,
+				calls BIGINT NOT NULL,
+				errors BIGINT NOT NULL,
+				input_tokens BIGINT NOT NULL,
+				output_tokens BIGINT NOT NULL,
+				total_tokens BIGINT NOT NULL,
+				cost_usd DOUBLE PRECISION NOT NULL,
+				unpriced BIGINT NOT NULL,
+				unpriced_tokens BIGINT NOT NULL,
+				latency BYTEA NOT NULL,
+				PRIMARY KEY (cube, span, bucket, user_id, tagset, model, provider, method, status, error_type)
+			)`,
+			`CREATE INDEX rollups_user ON rollups(user_id, span, bucket) WHERE cube = 1`,
+		},
+		then: fillNamesAndRollups,
+	},
 }
 
 // metaTable holds the schema version and the SQLite record sequence.
@@ -219,21 +298,14 @@ func (s *Store) schemaVersion(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }) (int, error) {
 	var exists int
-	var err error
-	switch s.dialect {
-	case SQLite:
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'llmhistory_meta'`).Scan(&exists)
-	default:
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'llmhistory_meta'`).Scan(&exists)
-	}
-	if err != nil {
+	if err := db.QueryRowContext(ctx, s.d.metaExists()).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("store: read schema version of %s: %w", s.url, err)
 	}
 	if exists == 0 {
 		return 0, nil
 	}
 	var v string
-	err = db.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'schema_version'`).Scan(&v)
+	err := db.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'schema_version'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -256,11 +328,9 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	defer tx.Rollback()
-	if s.dialect == PostgreSQL {
-		// One migrator at a time across replicas.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301150529)`); err != nil {
-			return fmt.Errorf("store: migrate %s: %w", s.url, err)
-		}
+	// One migrator at a time, whichever process or replica.
+	if err := s.d.lockMigration(ctx, tx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	if _, err := tx.ExecContext(ctx, metaTable); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
@@ -279,13 +349,14 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 		if m.version <= v {
 			continue
 		}
-		stmts := m.sqlite
-		if s.dialect == PostgreSQL {
-			stmts = m.postgres
-		}
-		for _, stmt := range stmts {
+		for _, stmt := range s.d.migration(m) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("store: migrate %s to version %d: %w\n%s", s.url, m.version, err, strings.TrimSpace(stmt))
+			}
+		}
+		if m.then != nil {
+			if err := m.then(ctx, s, tx); err != nil {
+				return fmt.Errorf("store: migrate %s to version %d: %w", s.url, m.version, err)
 			}
 		}
 	}
@@ -294,13 +365,97 @@ func (s *Store) migrate(ctx context.Context, steps []migration) error {
 	if _, err := tx.ExecContext(ctx, s.q(upsert), strconv.Itoa(known)); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
-	if s.dialect == SQLite {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO llmhistory_meta (key, value) VALUES ('next_seq', '1') ON CONFLICT (key) DO NOTHING`); err != nil {
-			return fmt.Errorf("store: migrate %s: %w", s.url, err)
-		}
+	if err := s.d.migrated(ctx, tx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.url, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.url, err)
+	}
+	return nil
+}
+
+// fillNamesAndRollups moves a version 1 store's data into version 2: the
+// names of its records, each record's tagset, and the rollups, computed
+// from the records. A new store has none, and this costs nothing.
+func fillNamesAndRollups(ctx context.Context, s *Store, tx *sql.Tx) error {
+	for _, n := range []struct {
+		k   kind
+		col string
+	}{{kindUser, "user_id"}, {kindModel, "model"}, {kindProvider, "provider"}, {kindMethod, "method"}, {kindStatus, "status"}, {kindErrorType, "error_type"}} {
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO names (kind, name) SELECT DISTINCT CAST($1 AS INTEGER), `+n.col+` FROM records
+			WHERE `+n.col+` IS NOT NULL AND `+n.col+` <> '' ON CONFLICT (kind, name) DO NOTHING`), int(n.k))
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO names (kind, name) SELECT DISTINCT CAST($1 AS INTEGER), value FROM record_attrs
+		WHERE name = $2 AND value <> '' ON CONFLICT (kind, name) DO NOTHING`), int(kindTag), attrTag); err != nil {
+		return err
+	}
+	if err := s.dict.refresh(ctx, s, tx); err != nil {
+		return err
+	}
+	// Each record's tagset, from its tags.
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, value FROM record_attrs WHERE name = $1 AND value <> '' ORDER BY seq`), attrTag)
+	if err != nil {
+		return err
+	}
+	bySet := map[string][]any{}
+	var seq, cur int64 = 0, -1
+	var tags []int32
+	flush := func() {
+		if len(tags) > 0 {
+			k := tagsetKey(tags)
+			bySet[k] = append(bySet[k], cur)
+		}
+		tags = tags[:0]
+	}
+	for rows.Next() {
+		var tag string
+		if err := rows.Scan(&seq, &tag); err != nil {
+			rows.Close()
+			return err
+		}
+		if seq != cur {
+			flush()
+			cur = seq
+		}
+		id, _ := s.dict.id(kindTag, tag)
+		tags = append(tags, id)
+	}
+	flush()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	want := map[nameKey]bool{}
+	for k := range bySet {
+		want[nameKey{kindTagset, k}] = true
+	}
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
+		return err
+	}
+	for k, seqs := range bySet {
+		id, _ := s.dict.id(kindTagset, k)
+		err := chunked(seqs, 500, func(part []any) error {
+			_, err := tx.ExecContext(ctx, s.q(`UPDATE records SET tagset = $1 WHERE seq IN (`+placeholders(2, len(part))+`)`), append([]any{id}, part...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var first, last *int64
+	if err := tx.QueryRowContext(ctx, `SELECT min(ts), max(ts) FROM records`).Scan(&first, &last); err != nil || first == nil {
+		return err
+	}
+	if err := s.rebuildRollups(ctx, tx, hourOf(*first), hourOf(*last)); err != nil {
+		return err
+	}
+	// The hours before the newest, into days and months, as writes seal
+	// them.
+	if horizon := min(hourOf(*last), hourOf(time.Now().UnixMicro())); horizon > hourOf(*first) {
+		return s.seal(ctx, tx, math.MinInt64, horizon)
 	}
 	return nil
 }

@@ -397,7 +397,7 @@ func (s *Store) AggregateScores(ctx context.Context, q ScoreAggregateQuery) ([]S
 		UNION ALL SELECT c.value, c.label, (SELECT min(x.seq) FROM records x WHERE x.trace_id = c.trace_id) FROM scores c WHERE c.name = $1 AND c.call_id IS NULL) sc
 		JOIN records r ON r.seq = sc.seq`
 	if tags {
-		from += ` LEFT JOIN record_attrs t ON t.seq = r.seq AND t.name = '` + attrTag + `'`
+		from += tagJoin
 	}
 	if where := q.where(s, &args); where != "" {
 		from += " WHERE " + where

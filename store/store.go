@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +64,7 @@ type Store struct {
 	url     string // redacted, for messages
 	backend Backend
 	dialect Dialect
+	d       dialect // where the databases differ (dialect.go)
 	w, r    *sql.DB
 	opts    Options
 	log     *slog.Logger
@@ -74,15 +73,14 @@ type Store struct {
 	// writer at a time, and SQLite takes one anyway.
 	wmu    sync.Mutex
 	traces *traceCache
+	dict   *dict // the names and tagsets (names.go)
 
 	spill *spiller
 
-	closed    atomic.Bool
-	stop      chan struct{} // closed by Close: stops retention
-	bg        sync.WaitGroup
-	pruneMu   sync.Mutex
-	sqlCache  sync.Map // SQL as written ($1) → as the dialect wants it
-	sqlCacheN atomic.Int64
+	closed  atomic.Bool
+	stop    chan struct{} // closed by Close: stops retention
+	bg      sync.WaitGroup
+	pruneMu sync.Mutex
 
 	written, duplicates atomic.Uint64
 	walkBound           int64 // tests: the matches past which a page walks (planPage)
@@ -124,12 +122,13 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", shown, err)
 	}
 	s := &Store{
-		url: shown, backend: b, dialect: b.Dialect, w: w, r: r, opts: opts,
+		url: shown, backend: b, dialect: b.Dialect, d: dialectOf(b.Dialect), w: w, r: r, opts: opts,
 		log:    opts.Logger,
 		traces: newTraceCache(defaultCacheTraces, defaultCacheIDs),
+		dict:   newDict(),
 		stop:   make(chan struct{}),
 	}
-	if opts.MaxBytes > 0 && b.Dialect != SQLite {
+	if opts.MaxBytes > 0 && !s.d.sizeRetention() {
 		s.closeDBs()
 		return nil, ErrSizeRetention
 	}
@@ -232,45 +231,9 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-// q returns query, written with $1-style placeholders, as the dialect
-// wants it: SQLite takes ?1.
-func (s *Store) q(query string) string {
-	if s.dialect != SQLite {
-		return query
-	}
-	if v, ok := s.sqlCache.Load(query); ok {
-		return v.(string)
-	}
-	// Plain "?" when the placeholders come once each, in order: a driver
-	// may look up each numbered parameter's name in a list of them all,
-	// which costs the square of their number in a multi-row INSERT.
-	out := dollar.ReplaceAllString(query, "?")
-	next := 1
-	for _, m := range dollar.FindAllStringSubmatch(query, -1) {
-		if m[1] != strconv.Itoa(next) {
-			out = dollar.ReplaceAllString(query, "?$1")
-			break
-		}
-		next++
-	}
-	if len(s.sqlCacheKeys()) < 4096 {
-		s.sqlCache.Store(query, out)
-	}
-	return out
-}
-
-// sqlCacheKeys is a cheap size check of the SQL cache, which holds a
-// statement per batch size: bounded, in case a caller's queries vary
-// without end.
-func (s *Store) sqlCacheKeys() []struct{} {
-	n := s.sqlCacheN.Add(1)
-	if n > 4096 {
-		return make([]struct{}, 4096)
-	}
-	return nil
-}
-
-var dollar = regexp.MustCompile(`\$([0-9]+)`)
+// q returns query, written with $1-style placeholders, as the database
+// takes it.
+func (s *Store) q(query string) string { return s.d.rewrite(query) }
 
 // redactURL hides the password of a URL shaped scheme://user:pass@host.
 func redactURL(u string) string {

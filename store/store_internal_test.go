@@ -73,12 +73,24 @@ func TestSearchWords(t *testing.T) {
 }
 
 func TestPlaceholders(t *testing.T) {
-	s := &Store{dialect: SQLite}
+	s := &Store{d: dialectOf(SQLite)}
 	assert.Equal(t, "a = ? AND b IN (?,?)", s.q("a = $1 AND b IN ($2,$3)"), "in order, once each: plain ?")
 	assert.Equal(t, "a < ?1 OR (a = ?1 AND b < ?2)", s.q("a < $1 OR (a = $1 AND b < $2)"), "used twice: numbered")
 	assert.Equal(t, "x = ?2 AND y = ?1", s.q("x = $2 AND y = $1"))
-	pg := &Store{dialect: PostgreSQL}
+	pg := &Store{d: dialectOf(PostgreSQL)}
 	assert.Equal(t, "a = $1", pg.q("a = $1"))
+	assert.Equal(t, "(?,?,?)", s.tuple(4, 3))
+	assert.Equal(t, "($4,$5,$6)", pg.tuple(4, 3))
+}
+
+// A page's cursor condition, in each of its three senses.
+func TestCursorConditions(t *testing.T) {
+	var args []any
+	c := cursor{ts: 100, seq: 7}
+	assert.Equal(t, "(r.ts < $1 OR (r.ts = $1 AND r.seq < $2))", c.before(&args))
+	assert.Equal(t, "(r.ts > $3 OR (r.ts = $3 AND r.seq >= $4))", c.atOrNewer(&args))
+	assert.Equal(t, "(r.ts > $5 OR (r.ts = $5 AND r.seq > $6))", c.newer(&args))
+	assert.Equal(t, []any{int64(100), int64(7), int64(100), int64(7), int64(100), int64(7)}, args)
 }
 
 func TestRedactURL(t *testing.T) {

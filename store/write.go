@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -37,7 +38,7 @@ const (
 	// maxTextBytes bounds the text one record gives the full-text index.
 	maxTextBytes = 1 << 20
 	// writeChunk is the most records written in one transaction.
-	writeChunk = 1024
+	writeChunk = 4096
 )
 
 // WriteResult counts what [Store.Write] did.
@@ -49,7 +50,7 @@ type WriteResult struct {
 // Write writes records, exactly once by call ID: a record whose call ID
 // the store holds already (written before, by any process, or earlier in
 // recs) is skipped and counted, so a batch retried after a lost answer
-// duplicates nothing. Records are written in transactions of up to 1,024;
+// duplicates nothing. Records are written in transactions of up to 4,096;
 // on an error, those before the failing transaction are written and the
 // rest are not. Write does not spill: [Store.AppendBatch] is the sink,
 // which does.
@@ -61,16 +62,9 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	for len(recs) > 0 {
 		n := min(len(recs), writeChunk)
-		r, err := s.writeChunk(ctx, recs[:n])
-		for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
-			// Deadlocked with another writer (PostgreSQL chose this one
-			// to fail): what the other wrote is held now, and skipped.
-			r, err = s.writeChunk(ctx, recs[:n])
-		}
+		r, err := s.writePrepared(ctx, prepareChunk(recs[:n], false))
 		res.Written += r.Written
 		res.Duplicates += r.Duplicates
 		if err != nil {
@@ -78,15 +72,66 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 		}
 		recs = recs[n:]
 	}
-	s.written.Add(uint64(res.Written))
-	s.duplicates.Add(uint64(res.Duplicates))
 	return res, nil
+}
+
+// chunk is up to writeChunk records made ready to write: checked, hashed
+// and encoded, which needs no database and may run beside another
+// chunk's writing (Import does).
+type chunk struct {
+	ps   []*prep
+	dups int // records given twice in it
+}
+
+// prepareChunk readies recs, each call ID once; normalized says they were
+// decoded by record's reader.
+func prepareChunk(recs []record.Record, normalized bool) chunk {
+	now := time.Now()
+	var c chunk
+	inBatch := make(map[string]bool, len(recs))
+	var firsts []int
+	for i, r := range recs {
+		if inBatch[r.CallID] {
+			c.dups++
+			continue
+		}
+		inBatch[r.CallID] = true
+		firsts = append(firsts, i)
+	}
+	c.ps = make([]*prep, len(firsts))
+	parallel(len(firsts), func(i int) { c.ps[i] = prepare(recs[firsts[i]], now, normalized) })
+	return c
+}
+
+// writePrepared writes a chunk in one transaction, as Write does.
+func (s *Store) writePrepared(ctx context.Context, c chunk) (WriteResult, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return WriteResult{}, ErrClosed
+	}
+	r, err := s.writeChunk(ctx, c)
+	for try := 0; err != nil && try < 5 && s.retryable(err); try++ {
+		// Deadlocked with another writer (PostgreSQL chose this one to
+		// fail): what the other wrote is held now, and skipped.
+		s.dict.reset()
+		r, err = s.writeChunk(ctx, c)
+	}
+	if err != nil {
+		// The names and tagsets it gave IDs to were rolled back with it:
+		// forget what the dict learnt, which may be them.
+		s.dict.reset()
+		return r, err
+	}
+	s.written.Add(uint64(r.Written))
+	s.duplicates.Add(uint64(r.Duplicates))
+	return r, nil
 }
 
 // retryable reports whether a chunk that failed with err is worth
 // writing again at once.
 func (s *Store) retryable(err error) bool {
-	return s.dialect == PostgreSQL && s.backend.Fault != nil && s.backend.Fault(err) == FaultLocked && ctxAlive(err)
+	return s.backend.Fault != nil && s.d.retryable(s.backend.Fault(err), err)
 }
 
 func ctxAlive(err error) bool {
@@ -98,6 +143,8 @@ type prep struct {
 	r        record.Record // Args normalized
 	ts, sec  int64         // timestamp in µs and s since the epoch
 	provider string
+	errType  string
+	dims     dims     // its names' IDs (names.go), once resolved
 	elems    [][]byte // the elements of Args, views into r.Args
 	sums     []uint64 // a keyed hash of each
 
@@ -120,16 +167,26 @@ type prep struct {
 
 // message is one element of args being written, by content.
 type message struct {
-	hash [16]byte
-	body []byte
-	id   int64
-	used int64 // its last_used, once known
+	hash  [16]byte
+	body  []byte
+	id    int64
+	used  int64 // its last_used, once known
+	stamp int64 // the last_used the batch's records need of it (touchOf)
 }
 
 var sumSeed = maphash.MakeSeed()
 
-func prepare(r record.Record, now time.Time) *prep {
-	r.Normalize()
+// normalize is record.Normalize, a variable for the test that counts it.
+var normalize = (*record.Record).Normalize
+
+// prepare readies a record. Its Args are checked and normalized unless
+// known to be already: decoded by record's reader (normalized), or added
+// to the recorder's history, which checked them (record.ArgsShaped). The
+// rest needs no normalizing: the record is stored as AppendJSON writes it.
+func prepare(r record.Record, now time.Time, normalized bool) *prep {
+	if !normalized && !r.ArgsShaped() {
+		normalize(&r)
+	}
 	p := &prep{r: r}
 	t, err := record.ParseTime(r.Timestamp)
 	if err != nil {
@@ -138,6 +195,7 @@ func prepare(r record.Record, now time.Time) *prep {
 	p.ts = t.UnixMicro()
 	p.sec = t.Unix()
 	p.provider = r.Provider()
+	p.errType = r.FailureType()
 	record.EachValidElement(r.Args, func(v []byte) bool {
 		p.elems = append(p.elems, v)
 		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
@@ -155,22 +213,9 @@ func prepare(r record.Record, now time.Time) *prep {
 	return p
 }
 
-func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResult, error) {
-	var res WriteResult
-	now := time.Now()
-	ps := make([]*prep, 0, len(recs))
-	inBatch := make(map[string]bool, len(recs))
-	var firsts []int
-	for i, r := range recs {
-		if inBatch[r.CallID] {
-			res.Duplicates++
-			continue
-		}
-		inBatch[r.CallID] = true
-		firsts = append(firsts, i)
-	}
-	ps = ps[:len(firsts)]
-	parallel(len(firsts), func(i int) { ps[i] = prepare(recs[firsts[i]], now) })
+func (s *Store) writeChunk(ctx context.Context, c chunk) (WriteResult, error) {
+	res := WriteResult{Duplicates: c.dups}
+	ps := slices.Clone(c.ps)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return WriteResult{}, err
@@ -192,15 +237,16 @@ func (s *Store) writeChunk(ctx context.Context, recs []record.Record) (WriteResu
 	if err != nil {
 		return WriteResult{}, err
 	}
-	var stamp int64 // the touch: every message of the batch ends with last_used near it
 	for i, p := range ps {
 		p.seq = seqs[i]
-		stamp = max(stamp, p.sec)
 	}
-	if err := s.findBases(ctx, tx, ps, stamp); err != nil {
+	if err := s.findBases(ctx, tx, ps); err != nil {
 		return WriteResult{}, err
 	}
-	if err := s.resolveMessages(ctx, tx, ps, stamp); err != nil {
+	if err := s.resolveMessages(ctx, tx, ps); err != nil {
+		return WriteResult{}, err
+	}
+	if err := s.resolveNames(ctx, tx, ps); err != nil {
 		return WriteResult{}, err
 	}
 	kept, err := s.insertRecords(ctx, tx, ps)
@@ -231,67 +277,24 @@ func (s *Store) heldCallIDs(ctx context.Context, tx *sql.Tx, ps []*prep) (map[st
 	for i, p := range ps {
 		ids[i] = p.r.CallID
 	}
-	err := chunked(ids, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT call_id FROM records WHERE call_id IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			held[id] = true
-		}
-		return rows.Err()
+	var id string
+	err := s.eachRowIn(ctx, tx, `SELECT call_id FROM records WHERE call_id IN (`, ids, `)`, []any{&id}, func() error {
+		held[id] = true
+		return nil
 	})
 	return held, err
 }
 
-// allocSeqs returns n new record sequence numbers, ascending. Within a
-// SQLite write transaction they are also in commit order; PostgreSQL's
-// are not across replicas, which Follow allows for.
+// allocSeqs returns n new record sequence numbers, ascending.
 func (s *Store) allocSeqs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
-	seqs := make([]int64, 0, n)
-	if s.dialect == SQLite {
-		var first int64
-		err := tx.QueryRowContext(ctx, `UPDATE llmhistory_meta SET value = CAST(value AS INTEGER) + ?1 WHERE key = 'next_seq' RETURNING CAST(value AS INTEGER) - ?1`, n).Scan(&first)
-		if err != nil {
-			return nil, err
-		}
-		for i := range n {
-			seqs = append(seqs, first+int64(i))
-		}
-		return seqs, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT nextval('records_seq') FROM generate_series(1, $1)`, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(seqs) != n {
-		return nil, fmt.Errorf("store: asked for %d sequence numbers, got %d", n, len(seqs))
-	}
-	slices.Sort(seqs)
-	return seqs, nil
+	return s.d.allocSeqs(ctx, tx, n)
 }
 
 // findBases picks, for each record of a trace, the record its args
 // continue: the trace's previous record in this batch, or the one this
 // store wrote last, if the database still holds it. It fills each prep's
 // base, count, tail (unresolved) and entry.
-func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	// The cached records the batch would build on must still be there:
 	// retention, here or in another process, may have taken them.
 	var cached []any
@@ -306,26 +309,17 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 		}
 	}
 	alive := map[int64]bool{}
-	err := chunked(cached, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT seq FROM record_docs WHERE seq IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				return err
-			}
-			alive[seq] = true
-		}
-		return rows.Err()
+	var seq int64
+	err := s.eachRowIn(ctx, tx, `SELECT seq FROM record_docs WHERE seq IN (`, cached, `)`, []any{&seq}, func() error {
+		alive[seq] = true
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	latest := map[string]*traceEntry{} // this batch's, ahead of the cache
 	for _, p := range ps {
+		p.base, p.count, p.whole, p.entry = nil, 0, false, nil // a chunk written again starts afresh
 		var base *traceEntry
 		if t := p.r.TraceID; t != "" {
 			if e, ok := latest[t]; ok {
@@ -348,7 +342,7 @@ func (s *Store) findBases(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int
 			if p.base != nil && !p.whole {
 				depth = p.base.depth + 1
 			}
-			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: stamp}
+			p.entry = &traceEntry{trace: p.r.TraceID, seq: p.seq, depth: depth, sums: p.sums, touched: touchOf(p.sec)}
 			latest[p.r.TraceID] = p.entry
 		}
 	}
@@ -410,28 +404,43 @@ func contentKey(sec int64, b []byte) [16]byte {
 	return k
 }
 
+// touchOf is the last_used a record of second sec gives its messages:
+// sec, rounded up to half a touchGrain, so that a write's touches take a
+// few values.
+func touchOf(sec int64) int64 {
+	const half = touchGrain / 2
+	return -floorDiv(-sec, half) * half
+}
+
 // resolveMessages finds or inserts every message the batch adds, fills
 // each prep's entry with its whole list of IDs, and touches what needs
 // it: every message of the batch's records ends with last_used no more
-// than touchGrain before the newest record using it, which is what lets
-// retention delete the messages no kept record uses (retention.go).
-func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, stamp int64) error {
+// than touchGrain before the newest record using it (each record's own
+// time, however long the batch spans: an import of a year), which is
+// what lets retention delete the messages no kept record uses
+// (retention.go).
+func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep) error {
 	byHash := map[[16]byte]*message{}
 	var order []*message
-	one := func(m *message) *message {
+	// one keeps one message of each content, stamped with the newest
+	// record of the batch that uses it.
+	one := func(m *message, stamp int64) *message {
 		if seen, ok := byHash[m.hash]; ok {
+			seen.stamp = max(seen.stamp, stamp)
 			return seen
 		}
+		m.stamp = stamp
 		byHash[m.hash] = m
 		order = append(order, m)
 		return m
 	}
 	for _, p := range ps {
+		stamp := touchOf(p.sec)
 		for i, m := range p.tail {
-			p.tail[i] = one(m)
+			p.tail[i] = one(m, stamp)
 		}
 		if p.out != nil {
-			p.out = one(p.out)
+			p.out = one(p.out, stamp)
 		}
 	}
 	// Sorted by hash, so that replicas inserting the same messages take
@@ -439,7 +448,7 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 	slices.SortFunc(order, func(a, b *message) int { return strings.Compare(string(a.hash[:]), string(b.hash[:])) })
 	// Most messages are new: insert them all, and look up only those
 	// the database held already (or another writer inserted meanwhile).
-	if err := s.insertMessages(ctx, tx, order, stamp); err != nil {
+	if err := s.insertMessages(ctx, tx, order); err != nil {
 		return err
 	}
 	var held []*message
@@ -456,19 +465,19 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 			return fmt.Errorf("store: message %x neither found nor inserted", m.hash)
 		}
 	}
-	touch := map[int64]bool{}
+	touch := map[int64]int64{} // message → the last_used it needs
 	for _, m := range order {
-		if m.used < stamp-touchGrain/2 {
-			touch[m.id] = true
+		if m.used < m.stamp-touchGrain/2 {
+			touch[m.id] = max(touch[m.id], m.stamp)
 		}
 	}
 	for _, p := range ps {
 		var ids []int64
 		if p.base != nil {
 			ids = append(ids, p.base.ids[:p.count]...)
-			if p.base.touched < stamp-touchGrain/2 {
+			if stamp := touchOf(p.sec); p.base.touched < stamp-touchGrain/2 {
 				for _, id := range p.base.ids[:p.count] {
-					touch[id] = true
+					touch[id] = max(touch[id], stamp)
 				}
 			}
 		}
@@ -484,28 +493,32 @@ func (s *Store) resolveMessages(ctx context.Context, tx *sql.Tx, ps []*prep, sta
 	if len(touch) == 0 {
 		return nil
 	}
-	ids := make([]any, 0, len(touch))
-	for id := range touch {
-		ids = append(ids, id)
+	byStamp := map[int64][]any{}
+	for id, stamp := range touch {
+		byStamp[stamp] = append(byStamp[stamp], id)
 	}
-	slices.SortFunc(ids, func(a, b any) int { return int(a.(int64) - b.(int64)) })
-	// Every row is updated (to the greater of the two), so that the count
-	// tells whether retention deleted one meanwhile.
-	greatest := "greatest"
-	if s.dialect == SQLite {
-		greatest = "max"
-	}
-	return chunked(ids, 500, func(part []any) error {
-		args := append([]any{stamp}, part...)
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE messages SET last_used = `+greatest+`(last_used, $1) WHERE id IN (`+placeholders(2, len(part))+`)`), args...)
+	stamps := slices.Sorted(maps.Keys(byStamp))
+	for _, stamp := range stamps {
+		ids := byStamp[stamp]
+		slices.SortFunc(ids, func(a, b any) int { return cmpInt(a.(int64), b.(int64)) })
+		// Every row is updated (to the greater of the two), so that the
+		// count tells whether retention deleted one meanwhile.
+		err := chunked(ids, 500, func(part []any) error {
+			args := append([]any{stamp}, part...)
+			res, err := tx.ExecContext(ctx, s.q(`UPDATE messages SET last_used = `+s.d.greatest()+`(last_used, $1) WHERE id IN (`+placeholders(2, len(part))+`)`), args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil && n != int64(len(part)) {
+				return fmt.Errorf("store: %d of %d messages were deleted while being written (retention ran meanwhile); write again", int64(len(part))-n, len(part))
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err == nil && n != int64(len(part)) {
-			return fmt.Errorf("store: %d of %d messages were deleted while being written (retention ran meanwhile); write again", int64(len(part))-n, len(part))
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // findMessages sets the ID and last_used of each message the database
@@ -520,29 +533,19 @@ func (s *Store) findMessages(ctx context.Context, tx *sql.Tx, ms []*message) err
 		byHash[m.hash] = m
 		keys[i] = m.hash[:]
 	}
-	return chunked(keys, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT id, hash, last_used FROM messages WHERE hash IN (`+placeholders(1, len(part))+`)`), part...)
-		if err != nil {
-			return err
+	var id, used int64
+	var h []byte
+	return s.eachRowIn(ctx, tx, `SELECT id, hash, last_used FROM messages WHERE hash IN (`, keys, `)`, []any{&id, &h, &used}, func() error {
+		if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
+			m.id, m.used = id, used
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id, used int64
-			var h []byte
-			if err := rows.Scan(&id, &h, &used); err != nil {
-				return err
-			}
-			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
-				m.id, m.used = id, used
-			}
-		}
-		return rows.Err()
+		return nil
 	})
 }
 
 // insertMessages inserts messages the database did not hold; one another
 // writer inserted meanwhile is left with ID 0.
-func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, stamp int64) error {
+func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message) error {
 	byHash := make(map[[16]byte]*message, len(ms))
 	for _, m := range ms {
 		byHash[m.hash] = m
@@ -551,47 +554,47 @@ func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, ms []*message, s
 		// Bounded by rows and by bytes, so that one statement stays a
 		// reasonable size whatever the messages.
 		n, size := 0, 0
-		for n < len(ms) && n < 500 && (n == 0 || size+len(ms[n].body) < 4<<20) {
+		for n < len(ms) && n < 2000 && (n == 0 || size+len(ms[n].body) < 8<<20) {
 			size += len(ms[n].body)
 			n++
 		}
 		part := ms[:n]
 		ms = ms[n:]
-		args := make([]any, 0, 3*len(part))
-		var b strings.Builder
-		b.WriteString(`INSERT INTO messages (hash, last_used, body) VALUES `)
+		rows := make([][]any, len(part))
 		for i, m := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(tuple(len(args)+1, 3))
-			args = append(args, m.hash[:], stamp, string(m.body))
+			rows[i] = []any{m.hash[:], m.stamp, string(m.body)}
 		}
-		b.WriteString(` ON CONFLICT (hash) DO NOTHING RETURNING id, hash`)
-		rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		err := s.insertMany(ctx, tx, messagesInsert, rows, func(rs *sql.Rows) error {
 			var id int64
 			var h []byte
-			if err := rows.Scan(&id, &h); err != nil {
-				rows.Close()
+			if err := rs.Scan(&id, &h); err != nil {
 				return err
 			}
 			if m := byHash[[16]byte(h)]; m != nil && len(h) == 16 {
-				m.id, m.used = id, stamp
+				m.id, m.used = id, m.stamp
 			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// How each table's rows are inserted (insert.go).
+var (
+	recordsInsert = &insertSpec{table: "records", columns: []column{
+		{"seq", colInt}, {"call_id", colText}, {"ts", colInt}, {"trace_id", colText}, {"user_id", colText}, {"method", colText},
+		{"provider", colText}, {"model", colText}, {"status", colText}, {"error_type", colText}, {"duration_ms", colFloat},
+		{"cost_usd", colFloat}, {"input_tokens", colInt}, {"output_tokens", colInt}, {"total_tokens", colInt}, {"tagset", colInt},
+	}, tail: ` ON CONFLICT (call_id) DO NOTHING`, returning: `RETURNING seq`}
+	messagesInsert = &insertSpec{table: "messages", columns: []column{{"hash", colBytes}, {"last_used", colInt}, {"body", colText}},
+		tail: ` ON CONFLICT (hash) DO NOTHING`, returning: `RETURNING id, hash`}
+	docsInsert = &insertSpec{table: "record_docs", columns: []column{
+		{"seq", colInt}, {"base_seq", colInt}, {"base_count", colInt}, {"refs", colBytes}, {"doc", colBytes}}}
+	attrsInsert = &insertSpec{table: "record_attrs", columns: []column{{"name", colText}, {"value", colText}, {"seq", colInt}}}
+)
 
 // record_attrs holds a record's tags (name attrTag, value the tag) and
 // metadata (name attrMeta+key).
@@ -599,10 +602,6 @@ const (
 	attrTag  = "#"
 	attrMeta = "m:"
 )
-
-// recordColumns are the columns of records, in the order insertRecords
-// gives them.
-const recordColumns = `seq, call_id, ts, trace_id, user_id, method, provider, model, status, error_type, duration_ms, cost_usd, input_tokens, output_tokens, total_tokens`
 
 // insertRecords inserts the records of ps and returns those it inserted:
 // all, unless another writer took some call IDs since heldCallIDs looked.
@@ -619,43 +618,25 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		if r.Cost != nil {
 			cost = r.Cost.USD
 		}
-		errType := r.FailureType()
+		var tagset any
+		if p.dims.tagset != 0 {
+			tagset = p.dims.tagset
+		}
 		rows = append(rows, []any{p.seq, r.CallID, p.ts, null(r.TraceID), null(r.UserID), r.MethodName, p.provider,
-			null(r.Model), r.Outcome.Status, null(errType), nullFloat(r.DurationMS), cost, in, out, total})
+			null(r.Model), r.Outcome.Status, null(p.errType), nullFloat(r.DurationMS), cost, in, out, total, tagset})
 	}
 	// In call ID order, so that writers inserting the same records take
 	// their locks in the same order.
 	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[1].(string), b[1].(string)) })
 	inserted := make(map[int64]bool, len(ps))
-	per := 30000 / 15
-	for part := range slices.Chunk(rows, per) {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO records (` + recordColumns + `) VALUES `)
-		args := make([]any, 0, 15*len(part))
-		for i, row := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(tuple(len(args)+1, 15))
-			args = append(args, row...)
-		}
-		b.WriteString(` ON CONFLICT (call_id) DO NOTHING RETURNING seq`)
-		rs, err := tx.QueryContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return nil, err
-		}
-		for rs.Next() {
-			var seq int64
-			if err := rs.Scan(&seq); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			inserted[seq] = true
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return nil, err
-		}
+	err := s.insertMany(ctx, tx, recordsInsert, rows, func(rs *sql.Rows) error {
+		var seq int64
+		err := rs.Scan(&seq)
+		inserted[seq] = true
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(inserted) < len(ps) {
 		// Another writer wrote some of these call IDs meanwhile: they are
@@ -695,7 +676,7 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 		refs := appendRefs([]byte{}, prev, p.entry.ids[count:])
 		rows = append(rows, []any{p.seq, base, count, refs, p.doc})
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_docs (seq, base_seq, base_count, refs, doc) VALUES `, 5, rows); err != nil {
+	if err := s.insertMany(ctx, tx, docsInsert, rows, nil); err != nil {
 		return nil, err
 	}
 	// tags, metadata, text
@@ -715,66 +696,80 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 			text = append(text, []any{p.seq, string(p.text)})
 		}
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO record_attrs (name, value, seq) VALUES `, 3, attrs); err != nil {
+	if err := s.insertMany(ctx, tx, attrsInsert, attrs, nil); err != nil {
 		return nil, err
 	}
-	var err error
-	if s.dialect == SQLite {
-		err = s.insertRows(ctx, tx, `INSERT INTO record_text (rowid, text) VALUES `, 2, text)
-	} else {
-		err = s.insertRowsShaped(ctx, tx, `INSERT INTO record_text (seq, tsv) VALUES `, 2, text, func(first int) string {
-			return fmt.Sprintf("($%d, strip(to_tsvector('simple', $%d)))", first, first+1)
-		})
+	return ps, s.insertMany(ctx, tx, s.d.textInsert(), text, nil)
+}
+
+// resolveNames gives each record of ps the IDs of its names and of its
+// tagset, adding those the store has not had to the names
+// tables.
+func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error {
+	want := map[nameKey]bool{}
+	for _, p := range ps {
+		r := &p.r
+		for _, n := range []nameKey{{kindUser, r.UserID}, {kindModel, r.Model}, {kindProvider, p.provider},
+			{kindMethod, r.MethodName}, {kindStatus, r.Outcome.Status}, {kindErrorType, p.errType}} {
+			if n.name != "" {
+				want[n] = true
+			}
+		}
+		for _, t := range r.Tags {
+			if t != "" {
+				want[nameKey{kindTag, t}] = true
+			}
+		}
 	}
-	return ps, err
-}
-
-// insertRows inserts rows of n columns with multi-row INSERTs.
-func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any) error {
-	return s.insertRowsShaped(ctx, tx, head, n, rows, func(first int) string { return tuple(first, n) })
-}
-
-func (s *Store) insertRowsShaped(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string) error {
-	return s.insertRowsWith(ctx, tx, head, n, rows, shape, "", nil)
-}
-
-// insertRowsWith is insertRows with each row's SQL given by shape, a tail
-// after the rows, and the rows each statement affected handed to counted.
-func (s *Store) insertRowsWith(ctx context.Context, tx *sql.Tx, head string, n int, rows [][]any, shape func(first int) string, tail string, counted func(int64)) error {
-	per := max(1, 30000/n) // under SQLite's 32,766 parameters, PostgreSQL's 65,535
-	for len(rows) > 0 {
-		part := rows[:min(per, len(rows))]
-		rows = rows[len(part):]
-		var b strings.Builder
-		b.WriteString(head)
-		args := make([]any, 0, n*len(part))
-		for i, row := range part {
-			if i > 0 {
-				b.WriteByte(',')
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
+		return err
+	}
+	sets := map[string]bool{}
+	keys := make([]string, len(ps))
+	for i, p := range ps {
+		r := &p.r
+		id := func(k kind, name string) int32 { v, _ := s.dict.id(k, name); return v }
+		p.dims = dims{user: id(kindUser, r.UserID), model: id(kindModel, r.Model), provider: id(kindProvider, p.provider),
+			method: id(kindMethod, r.MethodName), status: id(kindStatus, r.Outcome.Status), errorType: id(kindErrorType, p.errType)}
+		var tags []int32
+		for _, t := range r.Tags {
+			if t != "" {
+				tags = append(tags, id(kindTag, t))
 			}
-			b.WriteString(shape(len(args) + 1))
-			args = append(args, row...)
 		}
-		b.WriteString(tail)
-		res, err := tx.ExecContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return err
+		if len(tags) > 0 {
+			keys[i] = tagsetKey(tags)
+			sets[keys[i]] = true
 		}
-		if counted != nil {
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			counted(n)
-		}
+	}
+	want = map[nameKey]bool{}
+	for k := range sets {
+		want[nameKey{kindTagset, k}] = true
+	}
+	if err := s.dict.ensure(ctx, s, tx, want); err != nil {
+		return err
+	}
+	for i, p := range ps {
+		p.dims.tagset, _ = s.dict.id(kindTagset, keys[i])
 	}
 	return nil
 }
+
+// rowsHook, when a test sets it, sees every row the store inserts, with
+// the head of its INSERT ("INSERT INTO t (a, b) VALUES "): what the
+// ingest benchmark's raw baseline inserts again, with nothing of the
+// store around it.
+var rowsHook func(head string, rows [][]any)
 
 // tuple is "($first, ..., $first+n-1)".
 func tuple(first, n int) string {
 	return "(" + placeholders(first, n) + ")"
 }
+
+// tuple is a row of n parameters from the first-th, as the database
+// takes them in a statement that needs no rewriting by q (which costs
+// more than the statement, for a multi-row INSERT).
+func (s *Store) tuple(first, n int) string { return s.d.tuple(first, n) }
 
 // placeholders is "$first, ..., $first+n-1".
 func placeholders(first, n int) string {

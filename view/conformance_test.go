@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -276,6 +277,9 @@ func errorIs(err, target error) string {
 // the store source does not say (its gaps).
 func summaryOf(c view.Conversation) view.Conversation {
 	c.CostUSD = usd(c.CostUSD)
-	c.Last, c.Retried, c.Unpriced = time.Time{}, 0, 0 // a store gap
+	c.Last, c.Retried = time.Time{}, 0 // a store gap
+	// A store keeps a record's tags as a set (its tagset, names.go), not
+	// in the order the record gave them: the same tags, in its order.
+	c.Tags = slices.Sorted(slices.Values(c.Tags))
 	return c
 }

@@ -84,9 +84,9 @@ type entry struct {
 	user     int32
 	tagset   int32
 	errType  int32
-	in, out  int32 // tokens
-	dur      float32
-	ttfc     float32
+	in, out  int32   // tokens
+	dur      float64 // ms, kept whole: the latency sketch buckets what the store and the report bucket
+	ttfc     float64
 	seg      uint16
 	depth    int16 // -1: unknown
 	status   uint8
@@ -94,7 +94,7 @@ type entry struct {
 	flags    uint8
 }
 
-func (e *entry) end() int64 { return e.start + int64(float64(e.dur)*1000) }
+func (e *entry) end() int64 { return e.start + int64(e.dur*1000) }
 
 // unpriced reports whether the call used tokens and carries no cost: what
 // the spend leaves out. A call that used none (most failures) costs
@@ -215,7 +215,7 @@ type summary struct {
 	inferred     bool
 	prefix       bool
 	start        int64
-	dur, ttfc    float32
+	dur, ttfc    float64
 	usd          float64
 	priced       bool
 	in, out      int32
@@ -239,8 +239,8 @@ func summarize(r *record.Record) summary {
 		traceID:  r.TraceID,
 		inferred: r.TraceInferred,
 		prefix:   r.ArgsPrefix != nil,
-		dur:      finite32(r.DurationMS),
-		ttfc:     finite32(r.TimeToFirstChunkMS),
+		dur:      finite(r.DurationMS),
+		ttfc:     finite(r.TimeToFirstChunkMS),
 		model:    modelOf(r),
 		method:   r.MethodName,
 		user:     r.UserID,
@@ -296,11 +296,11 @@ func modelOf(r *record.Record) string {
 	return m
 }
 
-func finite32(v float64) float32 {
+func finite(v float64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0
 	}
-	return float32(min(v, math.MaxFloat32))
+	return v
 }
 
 func clamp32(v int) int32 { return int32(min(max(v, 0), math.MaxInt32)) }

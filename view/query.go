@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmhistory/llmhistory/internal/quantile"
 )
 
 // DefaultLimit is the page size of a [Query] that gives none.
@@ -166,7 +168,10 @@ const maxGroups = 12
 
 type groupAcc struct {
 	Group
-	lat, ttfc *histogram
+	// lat and ttfc are the one latency sketch (internal/quantile), as the
+	// store's rollups and the report keep it: the same calls, the same
+	// p50 and p95.
+	lat, ttfc *quantile.Sketch
 }
 
 // stats aggregates the calls f selects.
@@ -213,7 +218,7 @@ func (ix *index) stats(q Query) Stats {
 		if g == nil {
 			g = &groupAcc{}
 			if latency {
-				g.lat, g.ttfc = &histogram{}, &histogram{}
+				g.lat, g.ttfc = &quantile.Sketch{}, &quantile.Sketch{}
 			}
 			m[id] = g
 		}
@@ -229,11 +234,9 @@ func (ix *index) stats(q Query) Stats {
 			g.Unpriced++
 		}
 		if latency {
-			if e.dur > 0 {
-				g.lat.add(float64(e.dur))
-			}
+			g.lat.Add(e.dur)
 			if e.flags&flagStreamed != 0 {
-				g.ttfc.add(float64(e.ttfc))
+				g.ttfc.Add(e.ttfc)
 			}
 		}
 	}
@@ -291,8 +294,8 @@ func groups(m map[int32]*groupAcc, tab *strtab) []Group {
 	for id, g := range m {
 		g.Name = tab.name(id)
 		if g.lat != nil {
-			g.P50MS, g.P95MS = g.lat.quantile(0.5), g.lat.quantile(0.95)
-			g.FirstChunkP50MS = g.ttfc.quantile(0.5)
+			g.P50MS, g.P95MS = g.lat.Quantile(0.5), g.lat.Quantile(0.95)
+			g.FirstChunkP50MS = g.ttfc.Quantile(0.5)
 		}
 		out = append(out, g.Group)
 	}
@@ -317,57 +320,6 @@ func groups(m map[int32]*groupAcc, tab *strtab) []Group {
 		out = append(out[:maxGroups-1], other)
 	}
 	return out
-}
-
-// histogram counts durations in buckets 2% wide, from 1 µs to beyond a
-// day: its quantiles are within 1% of the exact ones, in constant memory.
-type histogram struct {
-	n      int
-	counts map[int]int
-}
-
-const histGrowth = 1.02
-
-func (h *histogram) add(ms float64) {
-	if h.counts == nil {
-		h.counts = make(map[int]int)
-	}
-	h.n++
-	h.counts[histBucket(ms)]++
-}
-
-func histBucket(ms float64) int {
-	if ms <= 0.001 {
-		return 0
-	}
-	return int(math.Log(ms/0.001)/math.Log(histGrowth)) + 1
-}
-
-// quantile returns the middle of the bucket holding the q-quantile, 0
-// when empty.
-func (h *histogram) quantile(q float64) float64 {
-	if h.n == 0 {
-		return 0
-	}
-	keys := make([]int, 0, len(h.counts))
-	for k := range h.counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	rank := int(math.Ceil(q * float64(h.n)))
-	rank = max(rank, 1)
-	seen := 0
-	for _, k := range keys {
-		seen += h.counts[k]
-		if seen >= rank {
-			if k == 0 {
-				return 0.001
-			}
-			lo := 0.001 * math.Pow(histGrowth, float64(k-1))
-			return lo * math.Sqrt(histGrowth)
-		}
-	}
-	return 0
 }
 
 // facets lists the values the index knows, sorted, at most limit each.

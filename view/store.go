@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -24,30 +22,24 @@ import (
 //   - outcome "retried" is not a filter the store has, and the list does
 //     not count retried calls (a call's page shows its attempts); "ok"
 //     selects conversations with a call that did not fail;
-//   - a conversation's summary in the list takes its first user message
-//     and tags from its first and newest records, two more reads per
-//     conversation shown;
-//   - the overview's series is by hour or by day, and counts as unpriced
-//     the calls with no cost, whether they used tokens or not;
+//   - the overview's series is by hour or by day;
 //   - Total is -1: the store does not count conversations.
+//
+// Every page asks the store a bounded question: the overview is one call
+// of [store.Store.Aggregates], answered from its rollups; the values the
+// filters offer are read from the store's table of names
+// ([store.Store.Facets]); a page of conversations reads the records of
+// the fifty conversations it lists, and their first records whole, for
+// their first user messages.
 //
 // Records without a trace_id are not listed; each is found by its
 // call_id.
 type Store struct {
 	s    *store.Store
 	poll time.Duration
-
-	mu        sync.Mutex
-	facets    Facets
-	facetsAt  time.Time
-	facetsErr error
 }
 
 var _ Source = (*Store)(nil)
-
-// facetsFor is how long the values of the filters are kept: asking the
-// store for them is an aggregate over every record.
-const facetsFor = 30 * time.Second
 
 // FromStore returns a Source over s, which the caller keeps and closes.
 // New records are looked for every poll (default 250 ms).
@@ -100,62 +92,38 @@ func (v *Store) Conversations(ctx context.Context, q Query) (Page, error) {
 		return Page{}, storeErr(err)
 	}
 	p := Page{Next: tp.Next, Total: -1}
+	var firsts []string
+	for _, t := range tp.Traces {
+		firsts = append(firsts, t.FirstCallID)
+	}
+	// The first record of each, whole: its first user message, and
+	// whether the recorder found the conversation.
+	recs, err := v.s.GetMany(ctx, firsts)
+	if err != nil {
+		return Page{}, storeErr(err)
+	}
+	first := make(map[string]*record.Record, len(recs))
+	for i := range recs {
+		first[recs[i].CallID] = &recs[i]
+	}
 	for _, t := range tp.Traces {
 		if t.TraceID == "" {
 			continue
 		}
 		c := Conversation{
-			ID: t.TraceID, Calls: int(t.Calls), Errors: int(t.Errors), Tokens: t.TotalTokens, CostUSD: t.CostUSD,
-			First: t.First.UTC(), Last: t.Last.UTC(),
+			ID: t.TraceID, Calls: int(t.Calls), Errors: int(t.Errors), Tokens: t.TotalTokens, CostUSD: t.CostUSD, Unpriced: int(t.Unpriced),
+			First: t.First.UTC(), Last: t.Last.UTC(), Models: t.Models, Providers: t.Providers, Turns: t.Messages, Tags: t.Tags,
 		}
 		if t.UserID != "" {
 			c.Users = []string{t.UserID}
 		}
-		c.Models = t.Models
-		c.Providers = t.Providers
-		c.Turns = t.Messages
-		if err := v.describe(ctx, &c, t.LastCallID); err != nil {
-			return Page{}, err
+		if r := first[t.FirstCallID]; r != nil {
+			c.Inferred = r.TraceInferred
+			c.FirstUserMessage, _ = firstUserText(r.Args)
 		}
 		p.Conversations = append(p.Conversations, c)
 	}
 	return p, nil
-}
-
-// describe fills in what a trace's summary lacks from its first and its
-// newest records: its first user message, tags, and whether the recorder
-// found it.
-func (v *Store) describe(ctx context.Context, c *Conversation, lastCallID string) error {
-	var recs []record.Record
-	for r, err := range v.s.Records(ctx, store.Filter{TraceID: c.ID}, store.ReadOptions{}) {
-		if err != nil {
-			return storeErr(err)
-		}
-		recs = append(recs, r)
-		break
-	}
-	if lastCallID != "" && (len(recs) == 0 || recs[0].CallID != lastCallID) {
-		r, err := v.s.Get(ctx, lastCallID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return storeErr(err)
-		}
-		if err == nil {
-			recs = append(recs, r)
-		}
-	}
-	for i := range recs {
-		r := &recs[i]
-		c.Inferred = c.Inferred || r.TraceInferred
-		if c.FirstUserMessage == "" {
-			c.FirstUserMessage, _ = firstUserText(r.Args)
-		}
-		for _, t := range r.Tags {
-			if !slices.Contains(c.Tags, t) {
-				c.Tags = append(c.Tags, t)
-			}
-		}
-	}
-	return nil
 }
 
 // Trace implements [Source].
@@ -207,46 +175,39 @@ func (v *Store) Call(ctx context.Context, callID string) (Call, error) {
 	return Call{Record: r, Raw: r.AppendJSON(nil)}, nil
 }
 
-// Stats implements [Source].
+// Stats implements [Source]: one call of [store.Store.Aggregates] (and
+// one more when the calls span two days or less: their series is by
+// hour).
 func (v *Store) Stats(ctx context.Context, q Query) (Stats, error) {
 	f, err := v.filter(q)
 	if err != nil {
 		return Stats{}, err
 	}
 	f.Text = ""
-	agg := func(by ...store.GroupBy) ([]store.Group, error) {
-		gs, err := v.s.Aggregate(ctx, store.AggregateQuery{Filter: f, By: by})
-		return gs, storeErr(err)
+	// Latency is shown by model and by provider only.
+	gs, err := v.s.Aggregates(ctx, f,
+		store.Grouping{NoLatency: true}, store.Grouping{By: []store.GroupBy{store.ByDay}, NoLatency: true},
+		store.Grouping{By: []store.GroupBy{store.ByModel}}, store.Grouping{By: []store.GroupBy{store.ByUser}, NoLatency: true},
+		store.Grouping{By: []store.GroupBy{store.ByTag}, NoLatency: true}, store.Grouping{By: []store.GroupBy{store.ByProvider}})
+	if err != nil {
+		return Stats{}, storeErr(err)
 	}
 	var st Stats
-	totals, err := agg()
-	if err != nil || len(totals) == 0 || totals[0].Calls == 0 {
-		return st, err
+	if len(gs[0]) == 0 || gs[0][0].Calls == 0 {
+		return st, nil
 	}
-	t := totals[0]
+	t := gs[0][0]
 	st.Calls, st.Errors = int(t.Calls), int(t.Errors)
 	st.InputTokens, st.OutputTokens, st.CostUSD = t.InputTokens, t.OutputTokens, t.CostUSD
-	// What a price covers: the calls with a cost (above nothing).
-	priced := f
-	priced.MinCostUSD = math.SmallestNonzeroFloat64
-	if ps, err := v.s.Aggregate(ctx, store.AggregateQuery{Filter: priced}); err == nil && len(ps) > 0 {
-		st.Unpriced = int(t.Calls - ps[0].Calls)
-		st.UnpricedTokens = t.TotalTokens - ps[0].TotalTokens
-	}
+	st.Unpriced, st.UnpricedTokens = int(t.Unpriced), t.UnpricedTokens
 
-	days, err := agg(store.ByDay)
-	if err != nil {
-		return st, err
-	}
-	by, bucket := store.ByDay, 24*time.Hour
-	if len(days) <= 2 {
-		by, bucket = store.ByHour, time.Hour
-	}
-	series := days
-	if by == store.ByHour {
-		if series, err = agg(store.ByHour); err != nil {
-			return st, err
+	series, bucket := gs[1], 24*time.Hour
+	if len(series) <= 2 {
+		hours, err := v.s.Aggregate(ctx, store.AggregateQuery{Filter: f, By: []store.GroupBy{store.ByHour}, NoLatency: true})
+		if err != nil {
+			return st, storeErr(err)
 		}
+		series, bucket = hours, time.Hour
 	}
 	if len(series) > 0 {
 		slices.SortFunc(series, func(a, b store.Group) int { return a.Time.Compare(b.Time) })
@@ -258,59 +219,33 @@ func (v *Store) Stats(ctx context.Context, q Query) (Stats, error) {
 		}
 		for _, g := range series {
 			b := &st.Series[int(g.Time.UTC().Sub(first)/bucket)]
-			b.Calls, b.Errors, b.Tokens, b.CostUSD = int(g.Calls), int(g.Errors), g.TotalTokens, g.CostUSD
+			b.Calls, b.Errors, b.Tokens, b.CostUSD = int(g.Calls), int(g.Errors), g.InputTokens+g.OutputTokens, g.CostUSD
 		}
 	}
-	for _, d := range []struct {
-		by   store.GroupBy
-		into *[]Group
-	}{{store.ByModel, &st.Models}, {store.ByUser, &st.Users}, {store.ByTag, &st.Tags}, {store.ByProvider, &st.Providers}} {
-		gs, err := agg(d.by)
-		if err != nil {
-			return st, err
-		}
+	for i, into := range []*[]Group{&st.Models, &st.Users, &st.Tags, &st.Providers} {
 		m := map[int32]*groupAcc{}
 		names := newStrtab()
-		for _, g := range gs {
+		for _, g := range gs[2+i] {
 			if len(g.Key) == 0 || g.Key[0] == "" {
 				continue
 			}
 			m[names.id(g.Key[0])] = &groupAcc{Group: Group{
-				Calls: int(g.Calls), Errors: int(g.Errors), Tokens: g.TotalTokens, CostUSD: g.CostUSD,
-				P50MS: g.LatencyP50MS, P95MS: g.LatencyP95MS,
+				Calls: int(g.Calls), Errors: int(g.Errors), Tokens: g.InputTokens + g.OutputTokens, CostUSD: g.CostUSD,
+				Unpriced: int(g.Unpriced), P50MS: g.LatencyP50MS, P95MS: g.LatencyP95MS,
 			}}
 		}
-		*d.into = groups(m, names)
+		*into = groups(m, names)
 	}
 	return st, nil
 }
 
-// Facets implements [Source]. The values are asked of the store at most
-// every 30 seconds.
+// Facets implements [Source]: the store keeps them as it writes.
 func (v *Store) Facets(ctx context.Context, limit int) (Facets, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if time.Since(v.facetsAt) < facetsFor {
-		return cut(v.facets, limit), v.facetsErr
+	sf, err := v.s.Facets(ctx)
+	if err != nil {
+		return Facets{}, storeErr(err)
 	}
-	var f Facets
-	for _, d := range []struct {
-		by   store.GroupBy
-		into *[]string
-	}{{store.ByUser, &f.Users}, {store.ByTag, &f.Tags}, {store.ByModel, &f.Models}, {store.ByProvider, &f.Providers}} {
-		gs, err := v.s.Aggregate(ctx, store.AggregateQuery{By: []store.GroupBy{d.by}})
-		if err != nil {
-			return Facets{}, storeErr(err)
-		}
-		for _, g := range gs {
-			if len(g.Key) > 0 && g.Key[0] != "" {
-				*d.into = append(*d.into, g.Key[0])
-			}
-		}
-		slices.Sort(*d.into)
-	}
-	v.facets, v.facetsAt, v.facetsErr = f, time.Now(), nil
-	return cut(f, limit), nil
+	return cut(Facets{Users: sf.Users, Tags: sf.Tags, Models: sf.Models, Providers: sf.Providers}, limit), nil
 }
 
 func cut(f Facets, limit int) Facets {

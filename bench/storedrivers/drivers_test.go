@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/llmhistory/llmhistory/bench/storedrivers/ncruces"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	_ "github.com/llmhistory/llmhistory/store/sqlite"
 	"github.com/llmhistory/llmhistory/store/storetest"
 )
@@ -33,7 +34,7 @@ func TestConformance(t *testing.T) {
 func BenchmarkIngest(b *testing.B) {
 	for _, d := range drivers {
 		b.Run("driver="+d.name, func(b *testing.B) {
-			storetest.BenchIngest(b, d.scheme+filepath.Join(b.TempDir(), "bench.db"))
+			storebench.BenchIngest(b, d.scheme+filepath.Join(b.TempDir(), "bench.db"))
 		})
 	}
 }
@@ -72,12 +73,12 @@ func mb(n int64) float64 { return float64(n) / 1e6 }
 func BenchmarkQueries(b *testing.B) {
 	n := 10_000
 	if os.Getenv("LLMHISTORY_BENCH_RECORDS") != "" {
-		n = storetest.BenchRecords()
+		n = storebench.Records()
 	}
 	for _, d := range drivers {
 		b.Run("driver="+d.name, func(b *testing.B) {
-			file := filepath.Join(os.TempDir(), d.name+"-"+filepath.Base(storetest.CachedSQLite(n)))
-			storetest.BenchQueries(b, storetest.Fill(b, d.scheme+file, n))
+			file := filepath.Join(os.TempDir(), d.name+"-"+filepath.Base(storebench.CachedSQLite(n)))
+			storebench.BenchQueries(b, storebench.Fill(b, d.scheme+file, n))
 		})
 	}
 }

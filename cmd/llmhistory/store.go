@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -20,11 +21,31 @@ func isStoreURL(s string) bool { return store.IsURL(s) }
 // PostgreSQL server that does not answer).
 const openStoreTimeout = 30 * time.Second
 
-// openStoreReader opens a store for reading.
+// openStoreReader opens a store for reading. A store an older llmhistory
+// wrote is migrated first, once (opened for writing, then closed): the
+// commands that read a store (view, query, report, tail, export) would
+// otherwise refuse it until something wrote to it.
 func openStoreReader(ctx context.Context, url string) (*store.Store, error) {
-	ctx, cancel := context.WithTimeout(ctx, openStoreTimeout)
+	opts := store.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)}
+	openCtx, cancel := context.WithTimeout(ctx, openStoreTimeout)
 	defer cancel()
-	return store.OpenWith(ctx, url, store.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	s, err := store.OpenWith(openCtx, url, opts)
+	var se *store.SchemaError
+	if !errors.As(err, &se) || !se.ReadOnly {
+		return s, err
+	}
+	// A migration reads every record once: not bounded by the open's
+	// timeout.
+	w, err := store.OpenWith(ctx, url, store.Options{Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	openCtx, cancel = context.WithTimeout(ctx, openStoreTimeout)
+	defer cancel()
+	return store.OpenWith(openCtx, url, opts)
 }
 
 // storeJSONL reads a store's records as JSON Lines, in the order the store

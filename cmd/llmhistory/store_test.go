@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/report"
 	"github.com/llmhistory/llmhistory/store"
@@ -302,4 +304,42 @@ func FuzzParseWhen(f *testing.F) {
 			assert.True(t, got.IsZero())
 		}
 	})
+}
+
+// A store an older llmhistory wrote (schema version 1) is migrated by the
+// first command that reads it, once: query answers, where it refused
+// ("open it once for writing") before.
+func TestReadingMigratesAnOlderStore(t *testing.T) {
+	path, _ := demoHistory(t)
+	file := filepath.Join(t.TempDir(), "old.db")
+	url := "sqlite:" + file
+	code, _, stderr := runCmd(t, "", "import", path, "--into", url)
+	require.Equal(t, exitOK, code, stderr)
+	// Back to version 1's shape: what a version 1 store holds of the same
+	// records is the same rows, less the names and the rollups.
+	db, err := sql.Open("sqlite", sqlitedsn.DSN(file, 5000, false))
+	require.NoError(t, err)
+	for _, q := range []string{
+		`DROP TABLE rollups`, `DROP TABLE names`, `ALTER TABLE records DROP COLUMN tagset`, `DROP TABLE scores`,
+		`CREATE TABLE rollups (hour INTEGER NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, method TEXT NOT NULL,
+			error_type TEXT NOT NULL, status TEXT NOT NULL, calls INTEGER NOT NULL, errors INTEGER NOT NULL,
+			input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
+			latency BLOB NOT NULL, PRIMARY KEY (hour, model, provider, method, error_type, status)) WITHOUT ROWID`,
+		`DELETE FROM llmhistory_meta WHERE key = 'rollups_sealed'`,
+		`UPDATE llmhistory_meta SET value = '1' WHERE key = 'schema_version'`,
+	} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, db.Close())
+
+	code, stdout, stderr := runCmd(t, "", "query", url, "-group", "model")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "gpt-4o-mini")
+	s, err := store.OpenWith(context.Background(), url, store.Options{ReadOnly: true})
+	require.NoError(t, err, "migrated")
+	d, err := s.Describe(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, store.SchemaVersion, d.SchemaVersion)
+	require.NoError(t, s.Close())
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/llmhistory/llmhistory/internal/otlpfake"
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/otelsink"
 	"github.com/llmhistory/llmhistory/record"
@@ -37,7 +38,7 @@ import (
 	"github.com/llmhistory/llmhistory/replay"
 	"github.com/llmhistory/llmhistory/store"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
-	"github.com/llmhistory/llmhistory/store/sqlite"
+	_ "github.com/llmhistory/llmhistory/store/sqlite"
 )
 
 // Personal data planted in what a person types and in what the model
@@ -250,7 +251,7 @@ func privacyRun(t *testing.T, pg *pgtest.Server, redacted bool) map[string][]byt
 	// goes to its spill file.
 	locked, err := store.OpenWith(ctx, "sqlite:"+lockedPath, store.Options{BusyTimeout: 20 * time.Millisecond})
 	require.NoError(t, err)
-	holder, err := sql.Open("sqlite", sqlite.DSN(lockedPath, 0, false))
+	holder, err := sql.Open("sqlite", sqlitedsn.DSN(lockedPath, 0, false))
 	require.NoError(t, err)
 	defer holder.Close()
 	tx, err := holder.Begin()

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 type logBuffer struct {
@@ -51,7 +51,7 @@ func TestStoppedMidRun(t *testing.T) {
 	s, err := store.OpenWith(ctx, url, store.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), SpillPath: spill})
 	require.NoError(t, err)
 	rec := middleware.NewRecorder(middleware.WithSink(s), middleware.WithLogger(slog.New(slog.DiscardHandler)))
-	chats := storetest.NewChats(t, storetest.NewChatServer(t), rec.Client(nil), 6)
+	chats := storebench.NewChats(t, storebench.NewChatServer(t), rec.Client(nil), 6)
 
 	calls := 0
 	phase := func(n int) (slowest time.Duration) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/store"
 	_ "github.com/llmhistory/llmhistory/store/postgres"
 	"github.com/llmhistory/llmhistory/store/storetest"
@@ -41,7 +42,7 @@ func FuzzTextSearch(f *testing.F) {
 	s, err := store.Open(ctx, srv.NewDatabase(f))
 	require.NoError(f, err)
 	defer s.Close()
-	recs, _ := storetest.Conversation(nil, storetest.ConversationOptions{Trace: "fz", Turns: 3})
+	recs, _ := storebench.Conversation(nil, storebench.ConversationOptions{Trace: "fz", Turns: 3})
 	_, err = s.Write(ctx, recs)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, text string) {
@@ -54,10 +55,10 @@ func FuzzTextSearch(f *testing.F) {
 // its unique text (SQLite 1.7), its rows' and full-text index's overhead
 // being larger; docs/store.md has the breakdown.
 func TestThousandTurnsLinear(t *testing.T) {
-	if storetest.Race {
+	if storebench.Race {
 		t.Skip("reads 600 MB of args: minutes under the race detector")
 	}
-	l := storetest.MeasureLinear(t, pgtest.Shared(t).NewDatabase(t), 1000)
+	l := storebench.MeasureLinear(t, pgtest.Shared(t).NewDatabase(t), 1000)
 	t.Log(l)
 	require.LessOrEqual(t, float64(l.Store), 3*float64(l.Unique), l.String())
 }

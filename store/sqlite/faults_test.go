@@ -23,10 +23,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/sqlite"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // logBuffer is a logger whose lines a test reads.
@@ -50,7 +50,7 @@ func (l *logBuffer) String() string {
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 func records(seed uint64, trace string, n int) []record.Record {
-	recs, _ := storetest.Conversation(rand.New(rand.NewPCG(seed, 1)), storetest.ConversationOptions{Trace: trace, Turns: n})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(seed, 1)), storebench.ConversationOptions{Trace: trace, Turns: n})
 	return recs
 }
 
@@ -183,7 +183,7 @@ func TestLockedSpillsAndRecovers(t *testing.T) {
 	defer s.Close()
 	require.NoError(t, s.AppendBatch(ctx, recs[:3]))
 
-	other, err := sql.Open("sqlite", sqlite.DSN(file, 0, false))
+	other, err := sql.Open("sqlite", sqlitedsn.DSN(file, 0, false))
 	require.NoError(t, err)
 	defer other.Close()
 	tx, err := other.Begin() // BEGIN IMMEDIATE: the write lock

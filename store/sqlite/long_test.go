@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
 // A million calls through a recorder into a store, and every record read
@@ -36,7 +36,7 @@ func TestLongMillionThroughRecorder(t *testing.T) {
 	require.NoError(t, err)
 	rec := middleware.NewRecorder(middleware.WithSink(s), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 	convs := max(calls/10, 1)
-	chats := storetest.NewChats(t, storetest.NewChatServer(t), rec.Client(nil), convs)
+	chats := storebench.NewChats(t, storebench.NewChatServer(t), rec.Client(nil), convs)
 	start := time.Now()
 	for i := range calls {
 		chats.Random()

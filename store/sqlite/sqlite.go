@@ -32,11 +32,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
 	"github.com/llmhistory/llmhistory/store"
 )
 
@@ -45,50 +45,12 @@ func init() {
 		Dialect:   store.SQLite,
 		Open:      open,
 		Fault:     fault,
-		SpillPath: func(u string) string { return Path(u) + ".spill.jsonl" },
+		SpillPath: func(u string) string { return sqlitedsn.Path(u) + ".spill.jsonl" },
 	})
 }
 
-// Path returns the file a "sqlite:" URL names: what follows "sqlite:",
-// less the "//" of the URL form "sqlite:///abs/path", up to a "?".
-func Path(url string) string {
-	p, _ := split(url)
-	return p
-}
-
-// split cuts a sqlite: URL into its file and its driver parameters (what
-// follows "?": "_pragma=cache_size(-200000)&_pragma=...", passed on to
-// modernc.org/sqlite after the store's own).
-func split(url string) (file, params string) {
-	p := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
-	file, params, _ = strings.Cut(p, "?")
-	return file, params
-}
-
-// DSN is the modernc.org/sqlite data source name for file: WAL, the busy
-// timeout (ms), foreign keys, and BEGIN IMMEDIATE for transactions, so
-// that a writer takes the lock when it begins rather than failing at its
-// first write. readOnly opens a connection that cannot write.
-func DSN(file string, busyTimeoutMS int, readOnly bool) string {
-	var q []string
-	if readOnly {
-		q = append(q, "mode=ro", "_pragma=query_only(1)")
-	} else {
-		// A writer's cache holds the indexes' hot pages across batches.
-		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-65536)")
-	}
-	q = append(q, fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS), "_pragma=synchronous(NORMAL)", "_pragma=foreign_keys(1)")
-	return "file:" + escape(file) + "?" + strings.Join(q, "&")
-}
-
-// escape makes a path safe in a file: URI.
-func escape(p string) string {
-	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return r.Replace(p)
-}
-
 func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, err error) {
-	file, params := split(url)
+	file, params := sqlitedsn.Split(url)
 	extra := func(dsn string) string {
 		if params == "" {
 			return dsn
@@ -102,7 +64,7 @@ func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, e
 		if _, err := os.Stat(file); err != nil {
 			return nil, nil, err
 		}
-		r, err := sql.Open("sqlite", extra(DSN(file, o.BusyTimeout, true)))
+		r, err := sql.Open("sqlite", extra(sqlitedsn.DSN(file, o.BusyTimeout, true)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -119,12 +81,12 @@ func open(ctx context.Context, url string, o store.OpenOptions) (w, r *sql.DB, e
 	} else if !errors.Is(err, os.ErrPermission) {
 		return nil, nil, err
 	}
-	w, err = openWriter(ctx, extra(DSN(file, o.BusyTimeout, false)))
+	w, err = openWriter(ctx, extra(sqlitedsn.DSN(file, o.BusyTimeout, false)))
 	if err != nil && fault(err) == store.FaultReadOnly {
 		// A file that refuses writes (made read-only, on a read-only
 		// mount) is still opened: to read, and to spill what the store
 		// is given. Its settings need no writing; it has them already.
-		w, err = openWriter(ctx, extra("file:"+escape(file)+fmt.Sprintf("?_busy_timeout=%d&_txlock=immediate", o.BusyTimeout)))
+		w, err = openWriter(ctx, extra("file:"+sqlitedsn.Escape(file)+fmt.Sprintf("?_busy_timeout=%d&_txlock=immediate", o.BusyTimeout)))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +120,7 @@ func openWriter(ctx context.Context, dsn string) (*sql.DB, error) {
 // the file level (a WAL reader writes the shared-memory index) but query
 // only.
 func readerDSN(file string, busyTimeoutMS int) string {
-	return "file:" + escape(file) + fmt.Sprintf("?_busy_timeout=%d&_pragma=query_only(1)&_pragma=foreign_keys(1)", busyTimeoutMS)
+	return "file:" + sqlitedsn.Escape(file) + fmt.Sprintf("?_busy_timeout=%d&_pragma=query_only(1)&_pragma=foreign_keys(1)", busyTimeoutMS)
 }
 
 // fault says what a SQLite error means for a write.

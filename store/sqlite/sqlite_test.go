@@ -11,9 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/sqlitedsn"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
-	"github.com/llmhistory/llmhistory/store/sqlite"
 	"github.com/llmhistory/llmhistory/store/storetest"
 )
 
@@ -21,7 +22,7 @@ func harness() storetest.Harness {
 	return storetest.Harness{
 		NewURL: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "history.db") },
 		Exec: func(t *testing.T, url, query string) {
-			db, err := sql.Open("sqlite", sqlite.DSN(sqlite.Path(url), 5000, false))
+			db, err := sql.Open("sqlite", sqlitedsn.DSN(sqlitedsn.Path(url), 5000, false))
 			require.NoError(t, err)
 			defer db.Close()
 			_, err = db.Exec(query)
@@ -42,7 +43,7 @@ func FuzzTextSearch(f *testing.F) {
 	s, err := store.Open(ctx, "sqlite:"+filepath.Join(f.TempDir(), "h.db"))
 	require.NoError(f, err)
 	defer s.Close()
-	recs, _ := storetest.Conversation(nil, storetest.ConversationOptions{Trace: "fz", Turns: 3})
+	recs, _ := storebench.Conversation(nil, storebench.ConversationOptions{Trace: "fz", Turns: 3})
 	_, err = s.Write(ctx, recs)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, text string) {
@@ -55,10 +56,10 @@ func FuzzTextSearch(f *testing.F) {
 
 // A 1,000-turn conversation takes at most twice its unique text on disk.
 func TestThousandTurnsLinear(t *testing.T) {
-	if storetest.Race {
+	if storebench.Race {
 		t.Skip("reads 600 MB of args: minutes under the race detector")
 	}
-	l := storetest.MeasureLinear(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db"), 1000)
+	l := storebench.MeasureLinear(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db"), 1000)
 	t.Log(l)
 	require.LessOrEqual(t, float64(l.Store), 2*float64(l.Unique), l.String())
 }
@@ -71,7 +72,9 @@ func TestRetentionBySize(t *testing.T) {
 	s, err := store.Open(ctx, "sqlite:"+file)
 	require.NoError(t, err)
 	defer s.Close()
-	w := storetest.NewWorkload(9, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Minute)
+	// Short conversations: deleting the oldest records frees their
+	// messages, which no kept record resends.
+	w := storebench.NewWorkloadWith(9, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Minute, storebench.WorkloadOptions{MinCalls: 1, MaxCalls: 20})
 	recs := w.Batch(3000)
 	_, err = s.Write(ctx, recs)
 	require.NoError(t, err)

@@ -1,14 +1,11 @@
 // Package storetest is the conformance suite every backend of package
-// store passes ([Run]), and the records the store's tests and benchmarks
-// are made of.
+// store passes ([Run]).
 package storetest
 
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/llmhistory/llmhistory/record"
@@ -99,105 +96,4 @@ func fill(v reflect.Value, name string) bool {
 		return false
 	}
 	return true
-}
-
-// Words of the generated conversations.
-var vocabulary = strings.Fields(`the order refund shipping invoice customer account password reset
-delivery address payment card declined subscription plan upgrade downgrade cancel renewal
-warranty return label tracking number package delayed warehouse courier support ticket
-escalate manager apology discount coupon code expired balance credit statement monthly
-annual billing cycle receipt tax region currency exchange rate limit quota usage report`)
-
-// Text returns n bytes or so of words, drawn from rng.
-func Text(rng *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
-	}
-	return b.String()
-}
-
-// ConversationOptions shapes [Conversation].
-type ConversationOptions struct {
-	Trace         string
-	Turns         int
-	UserBytes     int // length of a user message; default 200
-	AssistantByte int // length of an answer; default 800
-	Start         time.Time
-	User          string
-	Model         string
-	Tags          []string
-	ErrorEvery    int // every ErrorEvery-th call fails (0: none)
-}
-
-// Conversation returns the records of a chat of opts.Turns calls (a nil
-// rng is a fixed one): each
-// sends the system prompt and every earlier turn again, as a chat API
-// does, and adds one user message; its answer is in the next call's
-// args. It also returns the bytes of its unique text: the system prompt,
-// every user message and answer once, as JSON elements.
-func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, unique int) {
-	if rng == nil {
-		rng = rand.New(rand.NewPCG(1, 1))
-	}
-	if o.UserBytes == 0 {
-		o.UserBytes = 200
-	}
-	if o.AssistantByte == 0 {
-		o.AssistantByte = 800
-	}
-	if o.Start.IsZero() {
-		o.Start = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	}
-	if o.Model == "" {
-		o.Model = "gpt-4o-mini"
-	}
-	msg := func(role, content string) json.RawMessage {
-		b, _ := json.Marshal(map[string]string{"role": role, "content": content})
-		return b
-	}
-	msgs := []json.RawMessage{msg("system", "You are the support assistant of an online shop. Answer briefly, cite the order, and never invent a policy.")}
-	unique += len(msgs[0])
-	for i := range o.Turns {
-		user := msg("user", Text(rng, o.UserBytes))
-		msgs = append(msgs, user)
-		unique += len(user)
-		args, _ := json.Marshal(msgs)
-		answer := Text(rng, o.AssistantByte)
-		r := record.Record{
-			CallID:     fmt.Sprintf("%s-%05d", o.Trace, i),
-			Timestamp:  record.FormatTime(o.Start.Add(time.Duration(i) * 7 * time.Second)),
-			Speaker:    record.SpeakerUser,
-			MethodName: "openai.chat.completions.create",
-			Args:       args,
-			Kwargs:     json.RawMessage(`{"model":"` + o.Model + `","temperature":0.2}`),
-			Outcome:    record.Outcome{Status: record.StatusOK, OK: true, ValueClass: "chat.completion", HTTPStatus: 200, FinishReason: "stop"},
-			TraceID:    o.Trace,
-			UserID:     o.User,
-			Tags:       o.Tags,
-			DurationMS: 300 + float64(rng.IntN(2000)),
-			Model:      o.Model,
-			Usage:      &record.Usage{InputTokens: len(args) / 4, OutputTokens: len(answer) / 4, TotalTokens: len(args)/4 + len(answer)/4},
-			Cost:       &record.Cost{USD: float64(len(args)+len(answer)) * 1e-7, Table: "litellm-2026-11-20"},
-			Attempts:   1,
-
-			HistoryRecordAppended:   true,
-			ConversationHistorySize: i,
-		}
-		if o.ErrorEvery > 0 && i%o.ErrorEvery == o.ErrorEvery-1 {
-			r.Outcome = record.Failure(record.ErrorRateLimit)
-			r.Outcome.HTTPStatus = 429
-			r.ErrorType = record.ErrorRateLimit
-			r.ErrorMessage = "Rate limit reached for requests"
-			r.Usage, r.Cost = nil, nil
-		}
-		recs = append(recs, r)
-		a := msg("assistant", answer)
-		msgs = append(msgs, a)
-		unique += len(a)
-	}
-	return recs, unique
 }

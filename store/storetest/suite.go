@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -16,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmhistory/llmhistory/internal/quantile"
+	"github.com/llmhistory/llmhistory/internal/storebench"
 	"github.com/llmhistory/llmhistory/middleware"
 	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
@@ -46,6 +49,8 @@ func Run(t *testing.T, h Harness) {
 		{"QueryPages", testQueryPages},
 		{"TextSearch", testTextSearch},
 		{"Aggregates", testAggregates},
+		{"RollupsAgreeWithRecords", testRollupsAgree},
+		{"Facets", testFacets},
 		{"Traces", testTraces},
 		{"Follow", testFollow},
 		{"RetentionByAge", testRetentionByAge},
@@ -115,7 +120,7 @@ func testEveryFieldRoundTrips(t *testing.T, url string) {
 func testExactlyOnce(t *testing.T, url string) {
 	ctx := context.Background()
 	s := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(1, 2)), ConversationOptions{Trace: "once", Turns: 20})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(1, 2)), storebench.ConversationOptions{Trace: "once", Turns: 20})
 	res, err := s.Write(ctx, recs[:12])
 	require.NoError(t, err)
 	assert.Equal(t, store.WriteResult{Written: 12}, res)
@@ -148,7 +153,7 @@ func testConcurrentWriters(t *testing.T, url string) {
 	const writers, convs = 4, 12
 	var all []record.Record
 	for c := range convs {
-		recs, _ := Conversation(rand.New(rand.NewPCG(uint64(c), 9)), ConversationOptions{Trace: fmt.Sprint("conc-", c), Turns: 15})
+		recs, _ := storebench.Conversation(rand.New(rand.NewPCG(uint64(c), 9)), storebench.ConversationOptions{Trace: fmt.Sprint("conc-", c), Turns: 15})
 		all = append(all, recs...)
 	}
 	stores := make([]*store.Store, writers)
@@ -208,8 +213,8 @@ func testArgsWholeAndLinear(t *testing.T, url string) {
 	s := open(t, url, store.Options{})
 	rng := rand.New(rand.NewPCG(4, 4))
 	const turns = 120
-	recs, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: turns})
-	other, _ := Conversation(rng, ConversationOptions{Trace: "other", Turns: 30})
+	recs, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "long", Turns: turns})
+	other, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "other", Turns: 30})
 	// Record by record, in batches, interleaved with another trace, and
 	// one record without a trace.
 	loose := other[29]
@@ -256,7 +261,7 @@ func testArgsWholeAndLinear(t *testing.T, url string) {
 	// A fresh store on the same database knows nothing of what the first
 	// wrote: it lists the next records whole, and reads the same.
 	s2 := open(t, url, store.Options{})
-	more, _ := Conversation(rand.New(rand.NewPCG(4, 4)), ConversationOptions{Trace: "long", Turns: turns + 3})
+	more, _ := storebench.Conversation(rand.New(rand.NewPCG(4, 4)), storebench.ConversationOptions{Trace: "long", Turns: turns + 3})
 	_, err = s2.Write(ctx, more[turns:])
 	require.NoError(t, err)
 	got, err = s.Trace(ctx, "long")
@@ -274,7 +279,7 @@ func filterData(t *testing.T, s *store.Store) []record.Record {
 	var all []record.Record
 	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
 	for c := range 6 {
-		recs, _ := Conversation(rng, ConversationOptions{
+		recs, _ := storebench.Conversation(rng, storebench.ConversationOptions{
 			Trace: fmt.Sprint("f", c), Turns: 5, Start: start.Add(time.Duration(c) * time.Hour),
 			User: fmt.Sprint("user-", c%3), Model: []string{"gpt-4o-mini", "gpt-4o"}[c%2],
 			Tags: [][]string{{"checkout"}, {"checkout", "beta"}, nil}[c%3], ErrorEvery: 4,
@@ -471,10 +476,9 @@ func testAggregates(t *testing.T, url string) {
 		assert.Equal(t, w.InputTokens, g.InputTokens)
 		assert.InDelta(t, w.CostUSD, g.CostUSD, 1e-9)
 		ds := slices.Sorted(slices.Values(durs[k]))
-		// Exact from the records; within half a percent from SQLite's
-		// hourly rollups.
-		assert.InEpsilon(t, pct(ds, 0.5), g.LatencyP50MS, 0.005)
-		assert.InEpsilon(t, pct(ds, 0.95), g.LatencyP95MS, 0.005)
+		// The nearest-rank values, within the latency sketch's 1%.
+		assert.InEpsilon(t, nearestRank(ds, 0.5), g.LatencyP50MS, quantile.Accuracy+1e-9)
+		assert.InEpsilon(t, nearestRank(ds, 0.95), g.LatencyP95MS, quantile.Accuracy+1e-9)
 		assert.Equal(t, g.Key[0], g.Time.Format(time.RFC3339))
 	}
 
@@ -531,18 +535,17 @@ func sameAsRecords(t *testing.T, s *store.Store, q store.AggregateQuery) {
 		assert.Equal(t, want[i].Errors, got[i].Errors)
 		assert.Equal(t, want[i].TotalTokens, got[i].TotalTokens)
 		assert.InDelta(t, want[i].CostUSD, got[i].CostUSD, 1e-9)
-		assert.InEpsilon(t, want[i].LatencyP50MS, got[i].LatencyP50MS, 0.005)
-		assert.InEpsilon(t, want[i].LatencyP95MS, got[i].LatencyP95MS, 0.005)
+		// One sketch, merged from rollups or filled from records: the
+		// same quantiles.
+		assert.Equal(t, want[i].LatencyP50MS, got[i].LatencyP50MS)
+		assert.Equal(t, want[i].LatencyP95MS, got[i].LatencyP95MS)
 	}
 }
 
-func pct(sorted []float64, p float64) float64 {
-	pos := p * float64(len(sorted)-1)
-	lo := int(pos)
-	if lo == len(sorted)-1 {
-		return sorted[lo]
-	}
-	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
+// nearestRank is the exact ceil(q·n)-th smallest of sorted values.
+func nearestRank(sorted []float64, q float64) float64 {
+	r := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[min(max(r, 1), len(sorted))-1]
 }
 
 func testTraces(t *testing.T, url string) {
@@ -577,7 +580,7 @@ func testTraces(t *testing.T, url string) {
 
 	// A conversation that moves between models and providers lists each
 	// once, in the order of first use, whichever record the filter chose.
-	mix, _ := Conversation(rand.New(rand.NewPCG(9, 9)), ConversationOptions{
+	mix, _ := storebench.Conversation(rand.New(rand.NewPCG(9, 9)), storebench.ConversationOptions{
 		Trace: "mix", Turns: 4, Start: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), Model: "gpt-4o-mini"})
 	mix[1].Model = "gemini-2.5-flash"
 	mix[1].MethodName = "gemini.models.generateContent"
@@ -585,6 +588,10 @@ func testTraces(t *testing.T, url string) {
 	mix[2].MethodName = "anthropic.messages.create"
 	mix[3].Model = "gemini-2.5-flash"
 	mix[3].MethodName = "gemini.models.generateContent"
+	// Unpriced: a call that used tokens and has no cost counts, one that
+	// used none does not.
+	mix[2].Cost = nil
+	mix[3].Cost, mix[3].Usage = nil, nil
 	_, err = s.Write(ctx, mix)
 	require.NoError(t, err)
 	p, err = s.Traces(ctx, store.Query{Filter: store.Filter{TraceID: "mix", Model: "claude-sonnet-4-5"}})
@@ -593,6 +600,7 @@ func testTraces(t *testing.T, url string) {
 	assert.Equal(t, []string{"gpt-4o-mini", "gemini-2.5-flash", "claude-sonnet-4-5"}, p.Traces[0].Models)
 	assert.Equal(t, []string{"openai", "gemini", "anthropic"}, p.Traces[0].Providers)
 	assert.EqualValues(t, 4, p.Traces[0].Calls)
+	assert.EqualValues(t, 1, p.Traces[0].Unpriced, "the call with tokens and no cost")
 	longest := 0
 	for _, r := range mix {
 		n := 0
@@ -607,7 +615,7 @@ func testFollow(t *testing.T, url string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(5, 5)), ConversationOptions{Trace: "follow", Turns: 30})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(5, 5)), storebench.ConversationOptions{Trace: "follow", Turns: 30})
 	_, err := s.Write(ctx, recs[:10])
 	require.NoError(t, err)
 	reader := open(t, url, store.Options{ReadOnly: true})
@@ -622,7 +630,7 @@ func testFollow(t *testing.T, url string) {
 		for i := 10; i < 30; i += 5 {
 			time.Sleep(20 * time.Millisecond)
 			s.Write(ctx, recs[i:i+5])
-			other, _ := Conversation(rand.New(rand.NewPCG(uint64(i), 1)), ConversationOptions{Trace: fmt.Sprint("noise", i), Turns: 2})
+			other, _ := storebench.Conversation(rand.New(rand.NewPCG(uint64(i), 1)), storebench.ConversationOptions{Trace: fmt.Sprint("noise", i), Turns: 2})
 			s.Write(ctx, other)
 		}
 	}()
@@ -650,12 +658,12 @@ func testRetentionByAge(t *testing.T, url string) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	// A conversation that began 40 days ago and goes on today: its old
 	// records go, the new ones build on them and must stay whole.
-	long, _ := Conversation(rng, ConversationOptions{Trace: "long", Turns: 40, Start: now.Add(-40 * 24 * time.Hour)})
+	long, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "long", Turns: 40, Start: now.Add(-40 * 24 * time.Hour)})
 	for i := range long {
 		long[i].Timestamp = record.FormatTime(now.Add(time.Duration(i-39)*24*time.Hour + time.Hour))
 	}
-	old, _ := Conversation(rng, ConversationOptions{Trace: "old", Turns: 10, Start: now.Add(-60 * 24 * time.Hour)})
-	fresh, _ := Conversation(rng, ConversationOptions{Trace: "fresh", Turns: 10, Start: now.Add(-time.Hour)})
+	old, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "old", Turns: 10, Start: now.Add(-60 * 24 * time.Hour)})
+	fresh, _ := storebench.Conversation(rng, storebench.ConversationOptions{Trace: "fresh", Turns: 10, Start: now.Add(-time.Hour)})
 	for _, batch := range [][]record.Record{old, long, fresh} {
 		_, err := s.Write(ctx, batch)
 		require.NoError(t, err)
@@ -682,7 +690,7 @@ func testRetentionByAge(t *testing.T, url string) {
 	require.NoError(t, err)
 	assert.Empty(t, tr)
 	// The store still takes the conversation's next turn on what is left.
-	more, _ := Conversation(rand.New(rand.NewPCG(8, 8)), ConversationOptions{Trace: "long", Turns: 41})
+	more, _ := storebench.Conversation(rand.New(rand.NewPCG(8, 8)), storebench.ConversationOptions{Trace: "long", Turns: 41})
 	next := more[40]
 	next.Timestamp = record.FormatTime(now.Add(time.Hour))
 	_, err = s.Write(ctx, []record.Record{next})
@@ -722,7 +730,7 @@ func testReadOnly(t *testing.T, url string) {
 	_, err := store.OpenWith(ctx, url, store.Options{ReadOnly: true})
 	assert.Error(t, err, "nothing there to read")
 	w := open(t, url, store.Options{})
-	recs, _ := Conversation(rand.New(rand.NewPCG(2, 2)), ConversationOptions{Trace: "ro", Turns: 3})
+	recs, _ := storebench.Conversation(rand.New(rand.NewPCG(2, 2)), storebench.ConversationOptions{Trace: "ro", Turns: 3})
 	_, err = w.Write(ctx, recs)
 	require.NoError(t, err)
 	r := open(t, url, store.Options{ReadOnly: true})
@@ -743,7 +751,7 @@ func testThroughRecorder(t *testing.T, url string) {
 	batches := &countingSink{Store: s}
 	rec := middleware.NewRecorder(middleware.WithSink(batches), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 	const convs, turns = 8, 12
-	calls := Chat(t, rec.Client(nil), convs, turns)
+	calls := storebench.Chat(t, rec.Client(nil), convs, turns)
 	require.NoError(t, rec.Close()) // closes its sinks: the store too
 	st := rec.Stats()
 	require.Len(t, st.Sinks, 1)
@@ -809,6 +817,146 @@ func testRecords(t *testing.T, url string) {
 	for range s.Records(ctx, store.Filter{}, store.ReadOptions{}) {
 		break // stopping early is fine
 	}
+}
+
+// rollupData writes records over ten weeks, across two month ends, with
+// users, tags (none, one, two), models, methods and failures, some of
+// them late (of hours sealed already), and a few of the days to come.
+func rollupData(t *testing.T, s *store.Store) (start, end time.Time) {
+	start = time.Date(2025, 10, 25, 7, 13, 0, 0, time.UTC)
+	w := storebench.NewWorkload(11, start, 17*time.Minute+7*time.Second)
+	recs := w.Batch(6000)
+	for i := range recs {
+		switch i % 7 {
+		case 0:
+			recs[i].Tags = nil
+		case 1:
+			recs[i].UserID = ""
+		}
+		if i%11 == 0 {
+			recs[i].Cost = nil // unpriced, with its tokens
+		}
+	}
+	// The first half in order, a batch at a time, as a recorder writes;
+	// the rest shuffled, as an import of older files, late records among
+	// them (hours already sealed into their days and months).
+	for part := range slices.Chunk(recs[:3000], 500) {
+		_, err := s.Write(context.Background(), part)
+		require.NoError(t, err)
+	}
+	rest := slices.Clone(recs[3000:])
+	// Hours are sealed up to now: records of the days to come stay in
+	// their hours.
+	soon := time.Now().UTC().Truncate(time.Hour).Add(26 * time.Hour)
+	for i := range 40 {
+		rest[i].Timestamp = record.FormatTime(soon.Add(time.Duration(i) * 37 * time.Minute))
+	}
+	rand.New(rand.NewPCG(4, 4)).Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	for part := range slices.Chunk(rest, 700) {
+		_, err := s.Write(context.Background(), part)
+		require.NoError(t, err)
+	}
+	end, err := record.ParseTime(recs[2999].Timestamp)
+	require.NoError(t, err)
+	return start, end
+}
+
+// Whatever an aggregate's filter, grouping and time range, the rollups
+// answer what reading every record it selects answers: the same groups,
+// figures, and quantiles.
+func testRollupsAgree(t *testing.T, url string) {
+	s := open(t, url, store.Options{})
+	start, end := rollupData(t, s)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	mid := start.Add(end.Sub(start) / 2)
+	ranges := []struct {
+		name         string
+		since, until time.Time
+	}{
+		{"all", time.Time{}, time.Time{}},
+		{"since mid-hour", at(37*24*time.Hour + 17*time.Minute), time.Time{}},
+		{"until mid-hour", time.Time{}, mid.Add(23 * time.Minute)},
+		{"within an hour", at(50*time.Hour + 5*time.Minute), at(50*time.Hour + 55*time.Minute)},
+		{"whole hours", at(46*time.Hour + 47*time.Minute), at(70*time.Hour + 47*time.Minute)},
+		{"across months", time.Date(2025, 10, 30, 13, 31, 0, 0, time.UTC), time.Date(2025, 12, 2, 2, 2, 0, 0, time.UTC)},
+		{"a whole month", time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"from a month on", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
+	}
+	filters := []struct {
+		name string
+		f    store.Filter
+	}{
+		{"none", store.Filter{}},
+		{"user", store.Filter{UserID: "user-7"}},
+		{"tag", store.Filter{Tags: []string{"checkout"}}},
+		{"two tags", store.Filter{Tags: []string{"support", "beta"}}},
+		{"model", store.Filter{Model: "gpt-4o"}},
+		{"provider", store.Filter{Provider: "anthropic"}},
+		{"status", store.Filter{Status: "error"}},
+		{"error type", store.Filter{ErrorType: record.ErrorRateLimit}},
+		{"method", store.Filter{Method: "gemini.generate_content"}},
+		{"tag and user", store.Filter{Tags: []string{"search"}, UserID: "user-3"}},
+		{"unknown user", store.Filter{UserID: "nobody"}},
+	}
+	var groupings []store.Grouping
+	for _, by := range [][]store.GroupBy{
+		nil, {store.ByHour}, {store.ByDay}, {store.ByUser}, {store.ByTag}, {store.ByModel}, {store.ByProvider},
+		{store.ByMethod}, {store.ByErrorType}, {store.ByDay, store.ByModel}, {store.ByUser, store.ByTag}, {store.ByTag, store.ByDay},
+	} {
+		// With latency (the rows read, their sketches merged), and
+		// without (the sums added up by the database).
+		groupings = append(groupings, store.Grouping{By: by}, store.Grouping{By: by, NoLatency: true})
+	}
+	ctx := context.Background()
+	for _, r := range ranges {
+		for _, f := range filters {
+			f.f.Since, f.f.Until = r.since, r.until
+			got, err := s.Aggregates(ctx, f.f, groupings...)
+			require.NoError(t, err)
+			slow := f.f
+			slow.MinDuration = time.Nanosecond // no rollup knows it; every record here has a duration
+			want, err := s.Aggregates(ctx, slow, groupings...)
+			require.NoError(t, err)
+			for i, by := range groupings {
+				name := fmt.Sprintf("%s, %s, by %+v", r.name, f.name, by)
+				require.Equal(t, len(want[i]), len(got[i]), name)
+				for j := range want[i] {
+					w, g := want[i][j], got[i][j]
+					assert.Equal(t, w.Key, g.Key, name)
+					assert.Equal(t, w.Time, g.Time, name)
+					assert.Equal(t, [7]int64{w.Calls, w.Errors, w.InputTokens, w.OutputTokens, w.TotalTokens, w.Unpriced, w.UnpricedTokens},
+						[7]int64{g.Calls, g.Errors, g.InputTokens, g.OutputTokens, g.TotalTokens, g.Unpriced, g.UnpricedTokens}, "%s %v", name, w.Key)
+					assert.InDelta(t, w.CostUSD, g.CostUSD, 1e-9, name)
+					assert.Equal(t, w.LatencyP50MS, g.LatencyP50MS, "%s %v", name, w.Key)
+					assert.Equal(t, w.LatencyP95MS, g.LatencyP95MS, "%s %v", name, w.Key)
+					if by.NoLatency {
+						assert.Zero(t, g.LatencyP95MS, name)
+					}
+				}
+			}
+		}
+	}
+	// And the records say what the rollups sum: every call once.
+	all, err := s.Aggregate(ctx, store.AggregateQuery{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 6000, all[0].Calls)
+}
+
+// The values a filter offers are every user, tag, model, provider,
+// method and error type written, sorted.
+func testFacets(t *testing.T, url string) {
+	s := open(t, url, store.Options{})
+	filterData(t, s)
+	f, err := s.Facets(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, store.Facets{
+		Users:      []string{"user-0", "user-1", "user-2"},
+		Tags:       []string{"beta", "checkout"},
+		Models:     []string{"gpt-4o", "gpt-4o-mini"},
+		Providers:  []string{"gemini", "openai"},
+		Methods:    []string{"gemini.generate_content", "openai.chat.completions.create"},
+		ErrorTypes: []string{record.ErrorRateLimit},
+	}, f)
 }
 
 // A record's answer is kept as a message, the one the next call of its

@@ -1,6 +1,6 @@
-//go:build !race
+//go:build race
 
-package storetest
+package storebench
 
 // Race is true in a binary built with the race detector.
-const Race = false
+const Race = true
