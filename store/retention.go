@@ -72,8 +72,7 @@ const pruneChunk = 2000
 // alone first, so every kept record still reads whole. A store opened
 // with a retention prunes by itself when it opens and every
 // RetentionInterval.
-func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
-	var res PruneResult
+func (s *Store) Prune(ctx context.Context, r Retention) (res PruneResult, err error) {
 	if s.opts.ReadOnly {
 		return res, ErrReadOnly
 	}

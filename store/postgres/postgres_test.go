@@ -2,6 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +29,25 @@ func harness() storetest.Harness {
 			defer conn.Close(ctx)
 			_, err = conn.Exec(ctx, query)
 			require.NoError(t, err)
+		},
+		Files: func(t *testing.T, url string) []byte {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			_, err = conn.Exec(ctx, "CHECKPOINT")
+			require.NoError(t, err)
+			var all []byte
+			require.NoError(t, filepath.WalkDir(pgtest.Shared(t).Dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return err
+				}
+				if b, err := os.ReadFile(path); err == nil {
+					all = append(all, b...)
+				}
+				return nil
+			}))
+			return all
 		},
 	}
 }
