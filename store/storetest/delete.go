@@ -273,7 +273,7 @@ func testRetentionRules(t *testing.T, url string) {
 		r := record.Record{
 			CallID: fmt.Sprintf("r-%02d", i), Timestamp: record.FormatTime(now.Add(-time.Duration(i)*24*time.Hour - 12*time.Hour)),
 			Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
-			Args:    json.RawMessage(fmt.Sprintf(`[{"role":"user","content":"question number %d"}]`, i)), Kwargs: json.RawMessage(`{}`),
+			Args: json.RawMessage(fmt.Sprintf(`[{"role":"user","content":"question number %d"}]`, i)), Kwargs: json.RawMessage(`{}`),
 			Outcome: record.Outcome{Status: "ok", OK: true}, UserID: fmt.Sprintf("u-%d", i%3), DurationMS: float64(100 + i), Version: record.Version,
 		}
 		if i%2 == 0 {

@@ -64,7 +64,7 @@ func Run(t *testing.T, h Harness) {
 		{"ThroughTheRecorder", testThroughRecorder},
 		{"Records", testRecords},
 		{"Scores", testScores}, // scores.go
-		{"Delete", testDelete},  // delete.go
+		{"Delete", testDelete}, // delete.go
 		{"RetentionRules", testRetentionRules},
 	}
 	for _, tt := range tests {
