@@ -37,7 +37,7 @@ func eraseHistory(t *testing.T) string {
 		r := record.Record{
 			CallID: fmt.Sprintf("call-%02d", i), Timestamp: record.FormatTime(start.Add(time.Duration(i) * time.Hour)),
 			Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
-			Args:    json.RawMessage(fmt.Sprintf(`[{"role":"user","content":%q}]`, text)), Kwargs: json.RawMessage(`{}`),
+			Args: json.RawMessage(fmt.Sprintf(`[{"role":"user","content":%q}]`, text)), Kwargs: json.RawMessage(`{}`),
 			Outcome: record.Outcome{Status: "ok", OK: true}, UserID: user, TraceID: fmt.Sprintf("trace-%s-%d", user, i/9),
 			Output: "answer to " + text, Version: record.Version,
 		}
