@@ -77,9 +77,18 @@
 // conversations, newest first, with their figures. [Store.Aggregate]
 // groups calls, errors, tokens, spend and latency p50/p95 by hour or day,
 // user, tag, model, provider, method, error type or trace.
-// [Store.Follow] hands out records as they arrive, from any writer. On
-// SQLite, aggregates that involve only time, model, provider, method,
-// status and error type read hourly rollups, not the records.
+// [Store.Follow] hands out records as they arrive, from any writer.
+// [Store.Aggregates] answers several groupings in one pass, and
+// [Store.Facets] lists the users, tags and models a filter offers.
+//
+// Aggregates read rollups, on both backends: the figures of the records
+// per hour, day and month, by tagset, model, provider, method, status and
+// error type, and by user, kept up to date as records are written. An
+// aggregate so costs by the hours it covers, not by its records; one
+// whose filter no rollup knows (metadata, text, a trace, a minimum cost
+// or duration, a score) reads the records. The users, tags and models a
+// filter offers are kept as names as records are written, not found by
+// reading them.
 //
 // # Scores
 //
@@ -109,6 +118,30 @@
 // released version when a store is opened for writing, once, whichever of
 // several processes or replicas gets there first. A store written by a
 // newer llmhistory is refused with a [*SchemaError] naming both versions.
+// Migrations are append-only (testdata/migrations.golden pins each by
+// hash): 1, the records; 2, scores; 3, names and rollups.
+//
+// The tables (docs/store.md describes each column, and what deleting a
+// record touches in each):
+//
+//   - records: a record's columns that queries filter, group and order
+//     on, its seq (the store's number for it), call ID and tagset;
+//   - record_docs: its JSON without args, compressed, and its args as
+//     references to messages (base_seq: the record of its trace it
+//     builds on);
+//   - messages: each message once, by content, with when it was last
+//     used (retention collects those no kept record uses);
+//   - record_attrs: its tags and metadata, keyed by value (no index by
+//     record);
+//   - record_text: the full-text index (FTS5, or a tsvector and GIN);
+//   - names: users, tags, models, providers, methods, statuses, error
+//     types and tagsets, each once, with a small ID;
+//   - rollups: the figures per hour, day and month, in two cubes
+//     (rollup.go); the hours a deletion touches are made again from the
+//     records (rebuildRollups), with their days and months;
+//   - scores: scores of calls and conversations;
+//   - llmhistory_meta: the schema version, SQLite's next seq, and the
+//     first hour not yet sealed into its day and month.
 //
 // # Backends
 //

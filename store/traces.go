@@ -17,8 +17,11 @@ type TraceSummary struct {
 	Errors      int64 // calls whose outcome was not "ok"
 	TotalTokens int64
 	CostUSD     float64
-	UserID      string // its user; the greatest when it has several
-	Model       string // its model; the greatest when it has several
+	// Unpriced counts its calls that used tokens and carry no cost (a
+	// model the price table does not know), as [Group].Unpriced does.
+	Unpriced int64
+	UserID   string // its user; the greatest when it has several
+	Model    string // its model; the greatest when it has several
 	// Models and Providers are all of them, in the order of their first
 	// use; a record without a model adds none.
 	Models, Providers []string
@@ -185,9 +188,10 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 	var t TraceSummary
 	var first, last int64
 	err = eachRow(ctx, s.r, s.q(`SELECT r.trace_id, min(r.ts), max(r.ts), count(*), sum(CASE WHEN r.status <> 'ok' THEN 1 ELSE 0 END),
-		coalesce(sum(r.total_tokens), 0), coalesce(sum(r.cost_usd), 0), coalesce(max(r.user_id), ''), coalesce(max(r.model), ''), coalesce(sum(r.duration_ms), 0)
+		coalesce(sum(r.total_tokens), 0), coalesce(sum(r.cost_usd), 0),
+		sum(CASE WHEN r.cost_usd IS NULL AND r.input_tokens + r.output_tokens > 0 THEN 1 ELSE 0 END), coalesce(max(r.user_id), ''), coalesce(max(r.model), ''), coalesce(sum(r.duration_ms), 0)
 		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`) GROUP BY r.trace_id`), ids,
-		[]any{&t.TraceID, &first, &last, &t.Calls, &t.Errors, &t.TotalTokens, &t.CostUSD, &t.UserID, &t.Model, &t.DurationMS}, func() error {
+		[]any{&t.TraceID, &first, &last, &t.Calls, &t.Errors, &t.TotalTokens, &t.CostUSD, &t.Unpriced, &t.UserID, &t.Model, &t.DurationMS}, func() error {
 			t.First, t.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
 			sum := t
 			sums[t.TraceID] = &sum

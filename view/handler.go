@@ -628,15 +628,24 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 			func(b Bucket) float64 { return b.CostUSD }, nil, usdTick, tip),
 	}
 	b.Charts[0].Legend = []chartLegend{{"bar", "calls"}, {"bar err", "errors"}}
+	// The bars are drawn to the largest group listed: the row of the
+	// others, which sums hundreds of users, would shrink every other bar
+	// to a sliver (it has no bar).
 	for _, g := range st.Models {
-		b.Max.ModelLatency = max(b.Max.ModelLatency, g.P95MS)
-		b.Max.ModelCost = max(b.Max.ModelCost, g.CostUSD)
+		if !isOther(g.Name) {
+			b.Max.ModelLatency = max(b.Max.ModelLatency, g.P95MS)
+			b.Max.ModelCost = max(b.Max.ModelCost, g.CostUSD)
+		}
 	}
 	for _, g := range st.Users {
-		b.Max.UserCost = max(b.Max.UserCost, g.CostUSD)
+		if !isOther(g.Name) {
+			b.Max.UserCost = max(b.Max.UserCost, g.CostUSD)
+		}
 	}
 	for _, g := range st.Tags {
-		b.Max.TagCost = max(b.Max.TagCost, g.CostUSD)
+		if !isOther(g.Name) {
+			b.Max.TagCost = max(b.Max.TagCost, g.CostUSD)
+		}
 	}
 	p := h.newPage("Overview", "overview", b)
 	p.Live = true

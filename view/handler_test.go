@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -208,4 +209,39 @@ func TestHandlerUnpricedShare(t *testing.T) {
 	body := fetch(t, h, http.MethodGet, "/overview", nil).Body.String()
 	assert.Contains(t, body, `<span class="value" id="fig-unpriced">75%</span>`, "45 of 60 tokens")
 	assert.Contains(t, body, "1 call with no price, 45 tokens not in the spend")
+}
+
+// A table of spend by user draws its bars to the largest user listed:
+// the row of the others, which sums the many users past the table, has
+// no bar, so that it does not shrink the listed ones to slivers.
+func TestHandlerSpendBarsOfTheListed(t *testing.T) {
+	var recs []record.Record
+	for u := range 40 {
+		r := rec(fmt.Sprint("t", u), u, fmt.Sprint("user-", u), true)
+		r.Cost.USD = 0.001 * float64(u+1)
+		recs = append(recs, r)
+	}
+	h := view.NewHandler(view.FromRecords(recs), view.Options{})
+	body := fetch(t, h, http.MethodGet, "/overview", nil).Body.String()
+	_, users, ok := strings.Cut(body, `id="spend-user"`)
+	require.True(t, ok)
+	users, _, _ = strings.Cut(users, "</table>")
+	assert.Contains(t, users, "(29 others)")
+	assert.Contains(t, users, `width="100.00"`, "the top user's bar is whole")
+	assert.Equal(t, 11, strings.Count(users, `<rect class="bar"`), "a bar for each listed user, none for the others")
+}
+
+// A model the price table does not know shows as unpriced, not as free,
+// even when some of its calls used no tokens (they failed): in the
+// overview's spend by model and in the list of conversations.
+func TestHandlerUnpricedIsNotFree(t *testing.T) {
+	unknown := rec("a", 0, "", true)
+	unknown.Cost = nil
+	failed := rec("a", 1, "", false)
+	h := view.NewHandler(view.FromRecords([]record.Record{unknown, failed}), view.Options{})
+	for _, path := range []string{"/overview", "/"} {
+		body := fetch(t, h, http.MethodGet, path, nil).Body.String()
+		assert.Contains(t, body, `<span class="muted">unpriced</span>`, path)
+		assert.NotContains(t, body, "+1 unpriced", path)
+	}
 }

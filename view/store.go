@@ -111,7 +111,7 @@ func (v *Store) Conversations(ctx context.Context, q Query) (Page, error) {
 			continue
 		}
 		c := Conversation{
-			ID: t.TraceID, Calls: int(t.Calls), Errors: int(t.Errors), Tokens: t.TotalTokens, CostUSD: t.CostUSD,
+			ID: t.TraceID, Calls: int(t.Calls), Errors: int(t.Errors), Tokens: t.TotalTokens, CostUSD: t.CostUSD, Unpriced: int(t.Unpriced),
 			First: t.First.UTC(), Last: t.Last.UTC(), Models: t.Models, Providers: t.Providers, Turns: t.Messages, Tags: t.Tags,
 		}
 		if t.UserID != "" {

@@ -88,7 +88,7 @@ func parseTemplates(prefix string) map[string]*template.Template {
 		"join":       strings.Join,
 		"title":      conversationTitle,
 		"statusText": http.StatusText,
-		"isOther":    func(s string) bool { return strings.HasPrefix(s, "(") && strings.HasSuffix(s, " others)") },
+		"isOther":    isOther,
 		"scoreValue": scoreValue,
 		"groupText":  groupText,
 		"shortID":    func(id string) string { return snippetN(id, 12) },
@@ -131,4 +131,10 @@ func roleName(m *message) string {
 		name += " (" + m.Label + ")"
 	}
 	return name
+}
+
+// isOther reports whether a group's name is the row that sums the groups
+// past the ones a table lists ("(483 others)", query.go).
+func isOther(name string) bool {
+	return strings.HasPrefix(name, "(") && strings.HasSuffix(name, " others)")
 }

@@ -587,6 +587,10 @@ func testTraces(t *testing.T, url string) {
 	mix[2].MethodName = "anthropic.messages.create"
 	mix[3].Model = "gemini-2.5-flash"
 	mix[3].MethodName = "gemini.models.generateContent"
+	// Unpriced: a call that used tokens and has no cost counts, one that
+	// used none does not.
+	mix[2].Cost = nil
+	mix[3].Cost, mix[3].Usage = nil, nil
 	_, err = s.Write(ctx, mix)
 	require.NoError(t, err)
 	p, err = s.Traces(ctx, store.Query{Filter: store.Filter{TraceID: "mix", Model: "claude-sonnet-4-5"}})
@@ -595,6 +599,7 @@ func testTraces(t *testing.T, url string) {
 	assert.Equal(t, []string{"gpt-4o-mini", "gemini-2.5-flash", "claude-sonnet-4-5"}, p.Traces[0].Models)
 	assert.Equal(t, []string{"openai", "gemini", "anthropic"}, p.Traces[0].Providers)
 	assert.EqualValues(t, 4, p.Traces[0].Calls)
+	assert.EqualValues(t, 1, p.Traces[0].Unpriced, "the call with tokens and no cost")
 	longest := 0
 	for _, r := range mix {
 		n := 0

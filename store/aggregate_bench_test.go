@@ -1,0 +1,86 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmhistory/llmhistory/internal/pgtest"
+	"github.com/llmhistory/llmhistory/internal/storebench"
+	"github.com/llmhistory/llmhistory/store"
+)
+
+// BenchmarkAggregateHours asks what the viewer's overview asks (one
+// Store.Aggregates: totals, by day, model, user, tag and provider) of
+// stores holding the same week of a team's traffic at two densities,
+// 10,000 and 100,000 records, on each backend: read from the rollups, an
+// aggregate costs by the hours it covers, so both take about as long.
+// The same asked with a filter no rollup knows (path=records: a minimum
+// duration every record has) reads the records, and costs ten times as
+// much at ten times the records.
+//
+//	go test ./store -run '^$' -bench AggregateHours -count 3
+func BenchmarkAggregateHours(b *testing.B) {
+	ctx := context.Background()
+	start := time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)
+	const week = 7 * 24 * time.Hour
+	overview := []store.Grouping{
+		{NoLatency: true}, {By: []store.GroupBy{store.ByDay}, NoLatency: true},
+		{By: []store.GroupBy{store.ByModel}}, {By: []store.GroupBy{store.ByUser}, NoLatency: true},
+		{By: []store.GroupBy{store.ByTag}, NoLatency: true}, {By: []store.GroupBy{store.ByProvider}},
+	}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		var srv *pgtest.Server
+		for _, n := range []int{10_000, 100_000} {
+			var url string
+			if backend == "postgres" {
+				if srv == nil {
+					srv = pgtest.Start(b, pgtest.Options{Durable: true})
+				}
+				url = srv.NewDatabase(b)
+			} else {
+				url = "sqlite:" + filepath.Join(b.TempDir(), "h.db")
+			}
+			s, err := store.Open(ctx, url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := storebench.NewWorkload(3, start, week/time.Duration(n))
+			for i := 0; i < n; i += 4096 {
+				if _, err := s.Write(ctx, w.Batch(min(4096, n-i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, path := range []string{"rollups", "records"} {
+				for _, f := range []struct {
+					name   string
+					filter store.Filter
+				}{
+					{"all", store.Filter{}},
+					{"user", store.Filter{UserID: storebench.User(7)}},
+					{"tag", store.Filter{Tags: []string{storebench.Tags[1]}}},
+				} {
+					filter := f.filter
+					filter.Since, filter.Until = start, start.Add(week)
+					if path == "records" {
+						filter.MinDuration = time.Nanosecond
+					}
+					b.Run(fmt.Sprintf("backend=%s/records=%d/path=%s/filter=%s", backend, n, path, f.name), func(b *testing.B) {
+						for b.Loop() {
+							gs, err := s.Aggregates(ctx, filter, overview...)
+							if err != nil {
+								b.Fatal(err)
+							}
+							if len(gs[0]) == 0 || gs[0][0].Calls == 0 {
+								b.Fatal("no calls")
+							}
+						}
+					})
+				}
+			}
+			s.Close()
+		}
+	}
+}
