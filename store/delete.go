@@ -786,7 +786,7 @@ func (s *Store) rebuildHours(ctx context.Context, tx *sql.Tx, hours []int64) (be
 			return 0, 0, err
 		}
 		if sealed == math.MinInt64 {
-			break // no hour is sealed: days and months hold none
+			continue // no hour is sealed: days and months hold none
 		}
 		rows := map[rollupKey]*figures{}
 		for _, r := range rs {
