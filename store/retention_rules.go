@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,6 +25,8 @@ func (r Retention) Validate() error {
 		switch {
 		case (rule.Tag == "") == (rule.User == ""):
 			return fmt.Errorf("%w: a rule names a tag or a user, one of them (%+v)", ErrBadRetention, rule)
+		case strings.ContainsAny(rule.Tag+rule.User, ",="):
+			return fmt.Errorf("%w: the rule for %s: a tag or user with a comma or an equals sign cannot be kept as a rule", ErrBadRetention, rule.subject())
 		case rule.MaxAge <= 0:
 			return fmt.Errorf("%w: the rule for %s gives no age", ErrBadRetention, rule.subject())
 		}
@@ -98,12 +102,22 @@ func ParseRetention(text string) (Retention, error) {
 		if !ok {
 			return Retention{}, fmt.Errorf("%w: %q: want WHO=AGE (all=1y, tag:support=30d, user:u-42=7d)", ErrBadRetention, item)
 		}
-		d, err := parseAge(strings.TrimSpace(age))
-		if err != nil {
-			return Retention{}, fmt.Errorf("%w: %q: %v", ErrBadRetention, item, err)
-		}
 		who = strings.TrimSpace(who)
+		var d time.Duration
+		if who != "bytes" {
+			var err error
+			if d, err = parseAge(strings.TrimSpace(age)); err != nil {
+				return Retention{}, fmt.Errorf("%w: %q: %v", ErrBadRetention, item, err)
+			}
+		}
 		switch {
+		case who == "bytes":
+			n, err := strconv.ParseInt(strings.TrimSpace(age), 10, 64)
+			if err != nil || n <= 0 {
+				return Retention{}, fmt.Errorf("%w: %q: bytes wants a positive number", ErrBadRetention, item)
+			}
+			r.MaxBytes = n
+			continue
 		case who == "all" || who == "*":
 			if r.MaxAge != 0 {
 				return Retention{}, fmt.Errorf("%w: %q: the age of all records is given twice", ErrBadRetention, item)
@@ -143,11 +157,65 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// retention is what the store was opened to keep.
+// Spec is the retention as [ParseRetention] reads it back:
+// "tag:support=720h,user:u-42=168h,all=8760h,bytes=1000000000".
+func (r Retention) Spec() string {
+	var parts []string
+	for _, rule := range r.Rules {
+		who := "tag:" + rule.Tag
+		if rule.User != "" {
+			who = "user:" + rule.User
+		}
+		parts = append(parts, who+"="+rule.MaxAge.String())
+	}
+	if r.MaxAge > 0 {
+		parts = append(parts, "all="+r.MaxAge.String())
+	}
+	if r.MaxBytes > 0 {
+		parts = append(parts, "bytes="+strconv.FormatInt(r.MaxBytes, 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+// retention is what the store keeps: its options', or the one kept in
+// the store (settleRetention).
 func (s *Store) retention() Retention {
 	return Retention{MaxAge: s.opts.MaxAge, MaxBytes: s.opts.MaxBytes, Rules: s.opts.RetentionRules}
 }
 
-// Retention returns what the store was opened to keep ([Options]), to
-// show: "support 30 days, everything 1 year".
+// Retention returns what the store keeps, to show ("support 30 days,
+// everything 1 year"): the retention it was opened with, or else the one
+// the last writer opened with a retention left in it.
 func (s *Store) Retention() Retention { return s.retention() }
+
+// settleRetention makes the retention a store's own: a store opened for
+// writing with one keeps it (meta key retention), so that readers can
+// say it and writers opened without one apply it too; a store opened
+// without one takes what it keeps.
+func (s *Store) settleRetention(ctx context.Context) error {
+	if r := s.retention(); !r.IsZero() && !s.opts.ReadOnly {
+		_, err := s.w.ExecContext(ctx, s.q(`INSERT INTO llmhistory_meta (key, value) VALUES ('retention', $1)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`), r.Spec())
+		if err != nil && s.fault(err) != FaultReadOnly {
+			return fmt.Errorf("store: keep the retention in %s: %w", s.url, err)
+		}
+		return nil
+	}
+	var spec string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM llmhistory_meta WHERE key = 'retention'`).Scan(&spec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return s.readErr(err)
+	}
+	r, err := ParseRetention(spec)
+	if err != nil {
+		return fmt.Errorf("store: %s keeps a retention this llmhistory cannot read (%q): %w", s.url, spec, err)
+	}
+	if r.MaxBytes > 0 && !s.d.sizeRetention() {
+		r.MaxBytes = 0
+	}
+	s.opts.MaxAge, s.opts.MaxBytes, s.opts.RetentionRules = r.MaxAge, r.MaxBytes, r.Rules
+	return nil
+}

@@ -143,6 +143,10 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
+	if err := s.settleRetention(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
 	if !opts.ReadOnly {
 		path := opts.SpillPath
 		if path == "" {

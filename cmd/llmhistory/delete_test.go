@@ -176,3 +176,20 @@ func TestDeleteFromStore(t *testing.T) {
 		})
 	}
 }
+
+// import --retain keeps the rules in the store: query -describe says
+// them, and records they bound out are gone once imported.
+func TestImportRetain(t *testing.T) {
+	path := eraseHistory(t) // records of 2026-11-02: older than 7 days
+	url := "sqlite:" + filepath.Join(t.TempDir(), "h.db")
+	code, _, stderr := runCmd(t, "", "import", path, "--into", url, "--retain", "user:gone-user=7d,all=100y")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "retention (user gone-user 7 days, everything 100 years): 10 records deleted")
+	code, stdout, stderr := runCmd(t, "", "query", url, "-describe")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `retention\s+user gone-user 7 days, everything 100 years`, stdout)
+	assert.Regexp(t, `records\s+20 in`, stdout)
+	code, _, stderr = runCmd(t, "", "import", path, "--into", url, "--retain", "support")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--retain")
+}

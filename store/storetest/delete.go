@@ -319,6 +319,13 @@ func testRetentionRules(t *testing.T, url string) {
 		return err == nil && n == 0
 	}, 10*time.Second, 20*time.Millisecond)
 
+	// The store keeps it: a reader says it, a writer opened without one
+	// applies it.
+	ro := open(t, url, store.Options{ReadOnly: true})
+	assert.Equal(t, "user u-2 1 hour", ro.Retention().String())
+	plain := open(t, url, store.Options{})
+	assert.Equal(t, "user u-2 1 hour", plain.Retention().String())
+
 	_, err = store.OpenWith(ctx, url, store.Options{RetentionRules: []store.RetentionRule{{MaxAge: time.Hour}}})
 	assert.ErrorIs(t, err, store.ErrBadRetention)
 }
