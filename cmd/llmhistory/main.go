@@ -9,6 +9,7 @@
 //	llmhistory query [flags] URL         ask a store for records, conversations or figures
 //	llmhistory eval [flags] URL|FILE     score calls with code checks and LLM judges, once per evaluator version
 //	llmhistory scan [flags] FILE…        find history queries in generated code (- for stdin)
+//	llmhistory delete [flags] URL|FILE…  erase a user's records, a conversation, a call or old records
 //	llmhistory help [command]            what a command does and its flags
 //
 // A store URL is sqlite:FILE or postgres://USER@HOST/DB (see package
