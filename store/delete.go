@@ -503,81 +503,76 @@ func (s *Store) restack(ctx context.Context, tx *sql.Tx, traces []any, doomed ma
 }
 
 // usedElsewhere returns those of the messages ids that a record not
-// doomed uses. A message is used only by records of the hour its address
-// names (contentKey) or later, up to touchGrain after its last_used
-// (write.go keeps that true), so only the records of those windows are
-// read, not the whole store.
+// doomed uses. A message is addressed under the hour of the record that
+// brought it (contentKey): a record of another hour bringing the same
+// text makes a message of its own, so the records that use a message are
+// those of its hour that hold it, and the later records of their traces,
+// which take it through their bases. Those are read, not the store.
 func (s *Store) usedElsewhere(ctx context.Context, tx *sql.Tx, ids map[int64]bool, doomed map[int64]bool) (map[int64]bool, error) {
-	type window struct{ from, to int64 } // µs, [from, to)
-	var ws []window
-	var id, used int64
+	hours := map[int64]bool{}
+	var id int64
 	var hash []byte
-	err := s.eachRowIn(ctx, tx, `SELECT id, hash, last_used FROM messages WHERE id IN (`, anys(slices.Sorted(maps.Keys(ids))), `)`,
-		[]any{&id, &hash, &used}, func() error {
-			from := int64(0)
+	err := s.eachRowIn(ctx, tx, `SELECT id, hash FROM messages WHERE id IN (`, anys(slices.Sorted(maps.Keys(ids))), `)`,
+		[]any{&id, &hash}, func() error {
 			if len(hash) >= 4 {
-				from = int64(binary.BigEndian.Uint32(hash[:4])) * hourMicros
+				hours[int64(binary.BigEndian.Uint32(hash[:4]))] = true
 			}
-			ws = append(ws, window{from, (used + 2*touchGrain) * 1e6})
 			return nil
 		})
-	if err != nil || len(ws) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	// Merged, so that each record is read once.
-	slices.SortFunc(ws, func(a, b window) int { return cmpInt(a.from, b.from) })
-	merged := ws[:1]
-	for _, w := range ws[1:] {
-		last := &merged[len(merged)-1]
-		if w.from <= last.to {
-			last.to = max(last.to, w.to)
-			continue
-		}
-		merged = append(merged, w)
-	}
 	shared := map[int64]bool{}
-	const page = 2000
-	for _, w := range merged {
-		after := int64(math.MinInt64)
-		for {
-			ch := &chains{s: s, db: tx, known: map[int64]*docRow{}, memo: idMemo{}}
-			var order []int64
-			d := &docRow{}
-			err := eachRow(ctx, tx, s.q(`SELECT d.seq, d.base_seq, d.base_count, d.refs FROM records r JOIN record_docs d ON d.seq = r.seq
-				WHERE r.ts >= $1 AND r.ts < $2 AND r.seq > $3 ORDER BY r.seq LIMIT `+strconv.Itoa(page)), []any{w.from, w.to, after},
-				[]any{&d.seq, &d.base, &d.count, &d.refs}, func() error {
-					row := *d
-					ch.known[row.seq] = &row
-					order = append(order, row.seq)
-					return nil
-				})
+	traces := map[string]bool{}
+	// scan reads the records a query selects (seq, trace, then a docRow's
+	// reference columns) and marks what each uses of ids.
+	scan := func(query string, args []any, collect bool) error {
+		ch := &chains{s: s, db: tx, known: map[int64]*docRow{}, memo: idMemo{}}
+		var order []int64
+		traceOf := map[int64]string{}
+		d := &docRow{}
+		var trace string
+		err := eachRow(ctx, tx, s.q(query), args, []any{&trace, &d.seq, &d.base, &d.count, &d.refs}, func() error {
+			row := *d
+			ch.known[row.seq] = &row
+			order = append(order, row.seq)
+			traceOf[row.seq] = trace
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := ch.fetchBases(ctx); err != nil {
+			return err
+		}
+		for _, seq := range order {
+			list, err := ch.ids(seq, 0)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if len(order) == 0 {
-				break
-			}
-			if err := ch.fetchBases(ctx); err != nil {
-				return nil, err
-			}
-			for _, seq := range order {
-				if doomed[seq] {
+			for _, m := range list {
+				if !ids[m] {
 					continue
 				}
-				list, err := ch.ids(seq, 0)
-				if err != nil {
-					return nil, err
+				if !doomed[seq] {
+					shared[m] = true
 				}
-				for _, id := range list {
-					if ids[id] {
-						shared[id] = true
-					}
+				if collect && traceOf[seq] != "" {
+					traces[traceOf[seq]] = true
 				}
 			}
-			after = order[len(order)-1]
-			if len(order) < page {
-				break
-			}
+		}
+		return nil
+	}
+	const cols = `SELECT coalesce(r.trace_id, ''), d.seq, d.base_seq, d.base_count, d.refs FROM records r JOIN record_docs d ON d.seq = r.seq WHERE `
+	for _, h := range slices.Sorted(maps.Keys(hours)) {
+		if err := scan(cols+`r.ts >= $1 AND r.ts < $2`, []any{h * hourMicros, (h + 1) * hourMicros}, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(traces)) {
+		if err := scan(cols+`r.trace_id = $1`, []any{t}, false); err != nil {
+			return nil, err
 		}
 	}
 	return shared, nil

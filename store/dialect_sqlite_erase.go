@@ -20,30 +20,31 @@ func (d *sqliteDialect) eraseMode(ctx context.Context, conn *sql.Conn, on bool) 
 	if on {
 		v = "ON"
 	}
-	_, err := conn.ExecContext(ctx, `PRAGMA secure_delete = `+v)
+	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = `+v); err != nil {
+		return err
+	}
+	// The full-text index deletes by marking (contentless_delete), its
+	// words staying in its segments until they merge; its secure-delete
+	// option takes them out of the segments at once.
+	_, err := conn.ExecContext(ctx, `INSERT INTO record_text(record_text, rank) VALUES ('secure-delete', `+map[bool]string{true: "1", false: "0"}[on]+`)`)
 	return err
 }
 
-// scrub: the full-text index deletes by marking (contentless_delete),
-// leaving the words in its segments until they merge: optimize merges
-// them all, under secure_delete; then the WAL, which still holds page
-// images from before the deletion, is checkpointed into the file and
-// truncated, and the free pages given back.
+// scrub: the deletion zeroed what it deleted (eraseMode); the WAL, which
+// still holds page images from before it, is checkpointed into the file
+// and truncated, and the free pages given back.
 func (d *sqliteDialect) scrub(ctx context.Context, w *sql.DB, tables []string) ([]string, error) {
 	conn, err := w.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if err := d.eraseMode(ctx, conn, true); err != nil {
+	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
 		return nil, err
 	}
-	defer d.eraseMode(context.WithoutCancel(ctx), conn, false)
-	done := []string{"secure_delete: deleted rows and freed pages overwritten with zeros"}
-	if _, err := conn.ExecContext(ctx, `INSERT INTO record_text(record_text) VALUES ('optimize')`); err != nil {
-		return done, fmt.Errorf("merge the full-text index: %w", err)
-	}
-	done = append(done, "full-text index merged (optimize): deleted words gone from its segments")
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
+	done := []string{"secure_delete: deleted rows and freed pages overwritten with zeros",
+		"full-text index in secure-delete mode: deleted words taken out of its segments"}
 	if _, err := conn.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
 		return done, err
 	}
