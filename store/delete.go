@@ -103,7 +103,7 @@ func (r *Receipt) add(o *Receipt) {
 // args built on a deleted one is rewritten to stand alone first.
 //
 // It then makes the deleted bytes unreadable in the database's files (on
-// SQLite: zeroed pages, the full-text index merged, the WAL
+// SQLite: deleted bytes zeroed, in the full-text index too, the WAL
 // checkpointed and truncated; on PostgreSQL: VACUUM of the tables it
 // touched) and checks, with a query each, that nothing of the deleted
 // records is left; the [Receipt] lists them. A filter that puts no

@@ -110,7 +110,7 @@
 // messages and filter values no remaining record has (a message another
 // record uses stays), and their share of the rollups, rebuilt from the
 // records that stay. It then makes the deleted bytes unreadable in the
-// database's files (SQLite: secure_delete, the full-text index merged,
+// database's files (SQLite: secure_delete, in the full-text index too,
 // the WAL truncated; PostgreSQL: VACUUM FULL of the tables it touched)
 // and returns a [Receipt]: what went, by kind, and the queries that
 // found nothing of it afterwards. docs/privacy.md says what stays where.

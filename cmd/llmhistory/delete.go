@@ -35,7 +35,7 @@ file. A message another record still uses stays: it is that record's too.
 
 It first says what it will delete, counted, and asks (reading the answer
 from standard input) unless --yes. A store then makes the deleted bytes
-unreadable in its files (SQLite: zeroed, the text index merged, the WAL
+unreadable in its files (SQLite: zeroed, in the text index too, the WAL
 truncated; PostgreSQL: VACUUM FULL of the tables it touched) and prints
 its receipt: what went, by kind, and the queries run afterwards that
 found nothing of it. A file is rewritten whole, atomically (a temporary
