@@ -209,6 +209,7 @@ type aggregation struct {
 	// one is a name the store has never seen.
 	ids            dims
 	tagIDs         []int32
+	tagsets        []any // the IDs of the tagsets holding every tag of tagIDs
 	matchesNothing bool
 }
 
@@ -311,6 +312,12 @@ func (ag *aggregation) run(ctx context.Context) error {
 	sealed, err := s.sealedHour(ctx, ag.db)
 	if err != nil {
 		return s.readErr(err)
+	}
+	if err := ag.resolveTagsets(ctx); err != nil {
+		return s.readErr(err)
+	}
+	if ag.matchesNothing {
+		return nil
 	}
 	// The whole hours: read once for each cube and span the groupings
 	// need, as coarse as each allows.
@@ -637,16 +644,35 @@ func (ag *aggregation) rollupWhere(cube int16, p piece) (string, []any) {
 		}
 	}
 	if len(ag.tagIDs) > 0 {
-		// The tagsets holding every tag of the filter.
-		args = append(args, int64(kindTagset))
-		like := []string{"kind = $" + strconv.Itoa(len(args))}
-		for _, t := range ag.tagIDs {
-			args = append(args, "%,"+strconv.Itoa(int(t))+",%")
-			like = append(like, "(',' || name || ',') LIKE $"+strconv.Itoa(len(args)))
-		}
-		conds = append(conds, "tagset IN (SELECT id FROM names WHERE "+strings.Join(like, " AND ")+")")
+		conds = append(conds, "tagset IN ("+placeholders(len(args)+1, len(ag.tagsets))+")")
+		args = append(args, ag.tagsets...)
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// resolveTagsets finds the tagsets holding every tag of the filter, once,
+// in the aggregation's snapshot: asked inside each rollup query, as a
+// subquery, PostgreSQL ran it again for every rollup row (a week of
+// 10,000 records by tag: 160 ms, against 10 ms without a tag).
+func (ag *aggregation) resolveTagsets(ctx context.Context) error {
+	if len(ag.tagIDs) == 0 {
+		return nil
+	}
+	args := []any{int64(kindTagset)}
+	like := []string{"kind = $1"}
+	for _, t := range ag.tagIDs {
+		args = append(args, "%,"+strconv.Itoa(int(t))+",%")
+		like = append(like, "(',' || name || ',') LIKE $"+strconv.Itoa(len(args)))
+	}
+	var id int64
+	err := eachRow(ctx, ag.db, ag.s.q(`SELECT id FROM names WHERE `+strings.Join(like, " AND ")), args, []any{&id}, func() error {
+		ag.tagsets = append(ag.tagsets, id)
+		return nil
+	})
+	if len(ag.tagsets) == 0 {
+		ag.matchesNothing = true
+	}
+	return err
 }
 
 // factColumns are what scanFacts reads of a record r.

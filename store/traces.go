@@ -253,8 +253,12 @@ func (s *Store) traceDetails(ctx context.Context, ids []any, sums map[string]*Tr
 	var r row
 	var base int
 	var refs []byte
-	err := eachRow(ctx, s.r, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq, coalesce(r.tagset, 0), d.base_count, d.refs
-		FROM records r JOIN record_docs d ON d.seq = r.seq WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids,
+	// Each record's document is looked up by its key: joined, PostgreSQL
+	// hashed the whole of record_docs for the page's thousand records
+	// (0.3-0.6 s at 100,000 records, measured with auto_explain).
+	err := eachRow(ctx, s.r, s.q(`SELECT r.trace_id, r.call_id, r.ts, r.seq, coalesce(r.tagset, 0),
+		(SELECT d.base_count FROM record_docs d WHERE d.seq = r.seq), (SELECT d.refs FROM record_docs d WHERE d.seq = r.seq)
+		FROM records r WHERE r.trace_id IN (`+placeholders(1, len(ids))+`)`), ids,
 		[]any{&r.trace, &r.callID, &r.ts, &r.seq, &r.tagset, &base, &refs}, func() error {
 			if t, ok := sums[r.trace]; ok {
 				t.Messages = max(t.Messages, base+countRefs(refs))
