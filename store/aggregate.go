@@ -216,7 +216,7 @@ type aggregation struct {
 // run reads what the groupings need and adds it up.
 func (ag *aggregation) run(ctx context.Context) error {
 	s, f := ag.s, ag.f
-	rolled := f.TraceID == "" && len(f.Metadata) == 0 && f.MinCostUSD == 0 && f.MinDuration == 0 && f.Text == "" && len(f.Scores) == 0
+	rolled := f.TraceID == "" && f.CallID == "" && len(f.Metadata) == 0 && f.MinCostUSD == 0 && f.MinDuration == 0 && f.Text == "" && len(f.Scores) == 0
 	if rolled {
 		if err := ag.resolveFilter(ctx); err != nil {
 			return err

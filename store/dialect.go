@@ -69,6 +69,14 @@ type dialect interface {
 
 	// deleteText deletes the text of the records seq IN (in).
 	deleteText(in string) string
+	// textRows is a query of one count, the full-text rows of the
+	// records seq IN (, to be closed with ")".
+	textRows() string
+	// eraseMode makes conn overwrite what it deletes (on), or not (off).
+	eraseMode(ctx context.Context, conn *sql.Conn, on bool) error
+	// scrub makes what deletions in tables freed unreadable in the
+	// database's files, and says what it did (delete.go).
+	scrub(ctx context.Context, w *sql.DB, tables []string) ([]string, error)
 	// sizeRetention reports whether a store's size says what deleting
 	// frees (Retention.MaxBytes).
 	sizeRetention() bool

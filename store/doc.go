@@ -102,15 +102,30 @@
 // a scores file ([ScoresPath], [ScoreJSONL], [ReadScores]), which
 // [Store.ImportScores] brings into a store. Package eval makes them.
 //
+// # Erasure
+//
+// [Store.Delete] erases the records a [Filter] selects (a user, a trace,
+// a call, a time range) in one transaction, with all that holds
+// something of them: their text entries, tags and metadata, scores, the
+// messages and filter values no remaining record has (a message another
+// record uses stays), and their share of the rollups, rebuilt from the
+// records that stay. It then makes the deleted bytes unreadable in the
+// database's files (SQLite: secure_delete, in the full-text index too,
+// the WAL truncated; PostgreSQL: VACUUM FULL of the tables it touched)
+// and returns a [Receipt]: what went, by kind, and the queries that
+// found nothing of it afterwards. docs/privacy.md says what stays where.
+//
 // # Retention
 //
-// [Options].MaxAge and MaxBytes bound what a store keeps: they are applied
-// when it opens and every RetentionInterval, and by [Store.Prune] on
-// demand. Records go oldest first; a record whose args build on one that
-// goes is rewritten to stand alone first; messages no kept record uses
-// go with them. MaxBytes is for SQLite only (PostgreSQL keeps the space of
-// deleted rows for reuse instead of giving it back, so its size says
-// nothing of what deleting frees).
+// [Options].MaxAge and MaxBytes bound what a store keeps, and
+// RetentionRules give a tag's or a user's records a shorter life
+// ([RetentionRule]): they are applied when it opens and every
+// RetentionInterval, and by [Store.Prune] on demand, through Delete's
+// machinery, a chunk of records at a time. A store opened with a
+// retention keeps it, for readers to say ([Store.Retention]) and writers
+// opened without one to apply. MaxBytes is for SQLite only (PostgreSQL
+// keeps the space of deleted rows for reuse instead of giving it back,
+// so its size says nothing of what deleting frees).
 //
 // # Schema
 //
@@ -138,7 +153,7 @@
 //     types and tagsets, each once, with a small ID;
 //   - rollups: the figures per hour, day and month, in two cubes
 //     (rollup.go); the hours a deletion touches are made again from the
-//     records (rebuildRollups), with their days and months;
+//     records (rebuildHours, delete.go), with their days and months;
 //   - scores: scores of calls and conversations;
 //   - llmhistory_meta: the schema version, SQLite's next seq, and the
 //     first hour not yet sealed into its day and month.

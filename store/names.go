@@ -49,6 +49,7 @@ type dict struct {
 	names   map[int32]nameKey
 	tagsets map[int32][]int32 // the tags of each tagset
 	last    int32
+	epoch   string // the names epoch it was filled in (delete.go)
 }
 
 func newDict() *dict {

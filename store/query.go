@@ -20,6 +20,7 @@ type Filter struct {
 	Since time.Time // timestamp at or after it
 	Until time.Time // timestamp before it
 
+	CallID   string // one call
 	TraceID  string
 	UserID   string
 	Tags     []string          // every one of them
@@ -71,6 +72,7 @@ func (f Filter) whereWith(s *Store, args *[]any, p *plan) string {
 			conds = append(conds, col+" = "+arg(v))
 		}
 	}
+	eq("r.call_id", f.CallID)
 	eq("r.trace_id", f.TraceID)
 	eq("r.user_id", f.UserID)
 	eq("r.model", f.Model)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,13 +20,41 @@ type Retention struct {
 	// rows for its own reuse rather than give it back, so its size says
 	// nothing of what deleting would free; bound it by age.
 	MaxBytes int64
+	// Rules give the records of a tag or of a user a life of their own
+	// (shorter, usually: a support feature's 30 days beside a year for
+	// everything). A record some rule or MaxAge says is too old goes.
+	Rules []RetentionRule
 }
+
+// RetentionRule gives the records of one tag, or of one user, a life of
+// their own: they are deleted once older than MaxAge. Exactly one of Tag
+// and User is set.
+type RetentionRule struct {
+	Tag    string
+	User   string
+	MaxAge time.Duration
+}
+
+// filter is the filter of the records the rule says are too old at now.
+func (r RetentionRule) filter(now time.Time) Filter {
+	f := Filter{Until: now.Add(-r.MaxAge), UserID: r.User}
+	if r.Tag != "" {
+		f.Tags = []string{r.Tag}
+	}
+	return f
+}
+
+// IsZero reports whether the retention keeps everything.
+func (r Retention) IsZero() bool { return r.MaxAge == 0 && r.MaxBytes == 0 && len(r.Rules) == 0 }
 
 // PruneResult says what [Store.Prune] deleted.
 type PruneResult struct {
 	Records  int64 // records deleted
 	Messages int64 // messages no kept record used, deleted with them
 	Bytes    int64 // the store's size afterwards (see [Store.Size])
+	// Deleted says, by kind, what went with the records, as Delete's
+	// receipt does (without its checks).
+	Deleted Receipt
 }
 
 // ErrSizeRetention: MaxBytes asked of a PostgreSQL store.
@@ -38,24 +65,37 @@ var ErrSizeRetention = errors.New("store: retention by size (MaxBytes) is for SQ
 const pruneChunk = 2000
 
 // Prune applies a retention now: it deletes the records it bounds out,
-// oldest first, and then the messages no kept record uses. Records whose
-// args build on a deleted record are rewritten to stand alone first, so
-// every kept record still reads whole. A store opened with MaxAge or
-// MaxBytes prunes by itself when it opens and every RetentionInterval.
-func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
-	var res PruneResult
+// oldest first, through the machinery of [Store.Delete] (their text,
+// tags, scores, the messages and filter values no kept record uses,
+// their share of the rollups), a chunk of records per transaction.
+// Records whose args build on a deleted record are rewritten to stand
+// alone first, so every kept record still reads whole. A store opened
+// with a retention prunes by itself when it opens and every
+// RetentionInterval.
+func (s *Store) Prune(ctx context.Context, r Retention) (res PruneResult, err error) {
 	if s.opts.ReadOnly {
 		return res, ErrReadOnly
 	}
 	if r.MaxBytes > 0 && !s.d.sizeRetention() {
 		return res, ErrSizeRetention
 	}
+	if err := r.Validate(); err != nil {
+		return res, err
+	}
 	s.pruneMu.Lock()
 	defer s.pruneMu.Unlock()
+	rc := &res.Deleted
+	defer func() { res.Records, res.Messages = rc.Records, rc.Messages }()
+	now := time.Now()
 	if r.MaxAge > 0 {
-		n, err := s.deleteBefore(ctx, time.Now().Add(-r.MaxAge).UnixMicro())
-		res.Records += n
-		if err != nil {
+		if err := s.deleteBefore(ctx, now.Add(-r.MaxAge).UnixMicro(), rc); err != nil {
+			return res, err
+		}
+	}
+	for _, rule := range r.Rules {
+		var args []any
+		where := rule.filter(now).where(s, &args)
+		if err := s.deleteAll(ctx, where, args, rc); err != nil {
 			return res, err
 		}
 	}
@@ -79,13 +119,11 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
 			if err != nil {
 				return res, s.readErr(err)
 			}
-			n, err := s.deleteBefore(ctx, cut+1)
-			res.Records += n
-			if err != nil {
+			if err := s.deleteBefore(ctx, cut+1, rc); err != nil {
 				return res, err
 			}
 			m, err := s.collectMessages(ctx)
-			res.Messages += m
+			rc.Messages += m
 			if err != nil {
 				return res, err
 			}
@@ -94,15 +132,14 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
 			}
 		}
 	}
+	// Messages of records written before Delete's machinery kept exact
+	// account, by their age.
 	m, err := s.collectMessages(ctx)
-	res.Messages += m
+	rc.Messages += m
 	if err != nil {
 		return res, err
 	}
-	if res.Records > 0 {
-		if err := s.sweepAttrs(ctx); err != nil {
-			return res, err
-		}
+	if rc.Records > 0 {
 		if err := s.vacuum(ctx); err != nil {
 			return res, err
 		}
@@ -112,142 +149,22 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneResult, error) {
 }
 
 // deleteBefore deletes the records whose timestamp is before ts (µs).
-func (s *Store) deleteBefore(ctx context.Context, ts int64) (int64, error) {
-	var total int64
+func (s *Store) deleteBefore(ctx context.Context, ts int64, rc *Receipt) error {
+	return s.deleteAll(ctx, `r.ts < $1`, []any{ts}, rc)
+}
+
+// deleteAll deletes the records r that match where, the oldest first,
+// pruneChunk at a time, so that writers never wait long: through the
+// machinery of Delete (delete.go).
+func (s *Store) deleteAll(ctx context.Context, where string, args []any, rc *Receipt) error {
+	var g erased
 	for {
-		n, err := s.deleteChunk(ctx, ts)
-		total += n
-		if err != nil || n == 0 {
-			return total, err
-		}
-	}
-}
-
-func (s *Store) deleteChunk(ctx context.Context, ts int64) (int64, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed.Load() {
-		return 0, ErrClosed
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, s.pruneErr(err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT seq, trace_id, ts FROM records WHERE ts < $1 ORDER BY ts LIMIT $2`), ts, pruneChunk)
-	if err != nil {
-		return 0, s.pruneErr(err)
-	}
-	var seqs, traces []any
-	doomed := map[int64]bool{}
-	seenTrace := map[string]bool{}
-	var first, last int64 // the hours the chunk spans
-	for rows.Next() {
-		var seq, at int64
-		var trace sql.NullString
-		if err := rows.Scan(&seq, &trace, &at); err != nil {
-			rows.Close()
-			return 0, s.pruneErr(err)
-		}
-		if len(seqs) == 0 {
-			first = at / hourMicros
-		}
-		last = at / hourMicros
-		seqs = append(seqs, seq)
-		doomed[seq] = true
-		if trace.Valid && !seenTrace[trace.String] {
-			seenTrace[trace.String] = true
-			traces = append(traces, trace.String)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, s.pruneErr(err)
-	}
-	if len(seqs) == 0 {
-		return 0, nil
-	}
-	if err := s.standAlone(ctx, tx, traces, doomed); err != nil {
-		return 0, err
-	}
-	in := placeholders(1, len(seqs))
-	for _, stmt := range []string{
-		s.d.deleteText(in),
-		`DELETE FROM record_docs WHERE seq IN (` + in + `)`,
-		`DELETE FROM records WHERE seq IN (` + in + `)`,
-	} {
-		if _, err := tx.ExecContext(ctx, s.q(stmt), seqs...); err != nil {
-			return 0, s.pruneErr(err)
-		}
-	}
-	if err := s.rebuildRollups(ctx, tx, first, last); err != nil {
-		return 0, s.pruneErr(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, s.pruneErr(err)
-	}
-	return int64(len(seqs)), nil
-}
-
-// standAlone rewrites the records that build their args on a doomed
-// record, and are not doomed themselves, to list their messages whole.
-// A record's base is the previous record of its trace, so they are found
-// among the records of the doomed records' traces.
-func (s *Store) standAlone(ctx context.Context, tx querierExec, traces []any, doomed map[int64]bool) error {
-	var dependents []*docRow
-	err := chunked(traces, 500, func(part []any) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT d.seq, d.base_seq, d.base_count, d.refs FROM records r JOIN record_docs d ON d.seq = r.seq
-			WHERE r.trace_id IN (`+placeholders(1, len(part))+`) AND d.base_seq IS NOT NULL`), part...)
-		if err != nil {
+		n := rc.Records
+		if err := s.deleteChunk(ctx, where, args, pruneChunk, rc, &g); err != nil || rc.Records-n < pruneChunk {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			d := &docRow{}
-			if err := rows.Scan(&d.seq, &d.base, &d.count, &d.refs); err != nil {
-				return err
-			}
-			if !doomed[d.seq] && doomed[d.base.Int64] {
-				dependents = append(dependents, d)
-			}
-		}
-		return rows.Err()
-	})
-	if err != nil || len(dependents) == 0 {
-		return s.pruneErr(err)
+		g = erased{}
 	}
-	ch := &chains{s: s, db: tx, known: map[int64]*docRow{}, memo: idMemo{}}
-	for _, d := range dependents {
-		ch.known[d.seq] = d
-	}
-	if err := ch.fetchBases(ctx); err != nil {
-		return err
-	}
-	for _, d := range dependents {
-		ids, err := ch.ids(d.seq, 0)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE record_docs SET base_seq = NULL, base_count = 0, refs = $1 WHERE seq = $2`), appendRefs([]byte{}, 0, ids), d.seq); err != nil {
-			return s.pruneErr(err)
-		}
-	}
-	return nil
-}
-
-type querierExec interface {
-	querier
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// sweepAttrs deletes the tags and metadata of deleted records. They have
-// no index by record (it would cost every write), so they are swept once
-// a pass rather than deleted with each chunk.
-func (s *Store) sweepAttrs(ctx context.Context) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.w.ExecContext(ctx, `DELETE FROM record_attrs WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = record_attrs.seq)`)
-	return s.pruneErr(err)
 }
 
 // collectMessages deletes the messages no kept record can use: those last
@@ -311,7 +228,7 @@ func (s *Store) pruneErr(err error) error {
 // retainLoop applies the store's retention when it opens and every
 // RetentionInterval, until Close; a failure is logged once.
 func (s *Store) retainLoop() {
-	r := Retention{MaxAge: s.opts.MaxAge, MaxBytes: s.opts.MaxBytes}
+	r := s.retention()
 	t := time.NewTicker(s.opts.RetentionInterval)
 	defer t.Stop()
 	logged := false

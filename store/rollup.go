@@ -411,97 +411,14 @@ func cmpAny(a, b any) int {
 }
 
 // rebuildRollups computes again the rollups of the hours from first to
-// last, and of the days and months they fall in, from the records: after
-// retention deleted records of them, or when a migration makes them.
+// last, and of the days and months they fall in, from the records: when a
+// migration makes them (a deletion rebuilds the hours it touched the
+// same way: rebuildHours, delete.go).
 func (s *Store) rebuildRollups(ctx context.Context, tx *sql.Tx, first, last int64) error {
-	if err := s.lockRollups(ctx, tx); err != nil {
-		return err
+	hours := make([]int64, 0, last-first+1)
+	for h := first; h <= last; h++ {
+		hours = append(hours, h)
 	}
-	if err := s.dict.refresh(ctx, s, tx); err != nil {
-		return err
-	}
-	sealed, err := s.sealedHour(ctx, tx)
-	if err != nil {
-		return err
-	}
-	// Hours, from the records.
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), spanHour, first, last); err != nil {
-		return err
-	}
-	rows := map[rollupKey]*figures{}
-	err = s.scanFacts(ctx, tx, `r.ts >= $1 AND r.ts < $2`, []any{first * hourMicros, (last + 1) * hourMicros}, false, func(f *fact) error {
-		for _, cube := range []int16{cubeCalls, cubeUsers} {
-			k := rollupKey{cube: cube, span: spanHour, bucket: hourOf(f.ts), dims: f.dims.in(cube)}
-			r := rows[k]
-			if r == nil {
-				r = &figures{}
-				rows[k] = r
-			}
-			r.addRecord(f.ok, f.in, f.out, f.total, f.cost, f.duration)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := s.putRollups(ctx, tx, rows); err != nil {
-		return err
-	}
-	// Days, from their sealed hours; months, from their days.
-	for _, up := range []struct {
-		from, to          span
-		first, last       int64 // of the span to
-		lowFrom, highFrom int64 // the buckets of from they hold
-	}{
-		{spanHour, spanDay, dayOfHour(first), dayOfHour(last), dayOfHour(first) * 24, dayOfHour(last)*24 + 23},
-		{spanDay, spanMonth, monthOfDay(dayOfHour(first)), monthOfDay(dayOfHour(last)),
-			firstDayOfMonth(monthOfDay(dayOfHour(first))), firstDayOfMonth(monthOfDay(dayOfHour(last))+1) - 1},
-	} {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.to, up.first, up.last); err != nil {
-			return err
-		}
-		high := up.highFrom
-		if up.from == spanHour {
-			if sealed == math.MinInt64 {
-				continue // no hour is sealed: days (and so months) hold none
-			}
-			high = min(high, sealed-1)
-		}
-		rs, err := tx.QueryContext(ctx, s.q(`SELECT `+rollupColumns+` FROM rollups WHERE span = $1 AND bucket BETWEEN $2 AND $3`), up.from, up.lowFrom, high)
-		if err != nil {
-			return err
-		}
-		rows := map[rollupKey]*figures{}
-		for rs.Next() {
-			var r rollupRow
-			if err := scanRollup(rs, &r); err != nil {
-				rs.Close()
-				return err
-			}
-			k := r.rollupKey
-			k.span = up.to
-			if up.to == spanDay {
-				k.bucket = dayOfHour(r.bucket)
-			} else {
-				k.bucket = monthOfDay(r.bucket)
-			}
-			f := rows[k]
-			if f == nil {
-				f = &figures{}
-				rows[k] = f
-			}
-			if err := f.merge(&r.figures, r.enc); err != nil {
-				rs.Close()
-				return err
-			}
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return err
-		}
-		if err := s.putRollups(ctx, tx, rows); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, _, err := s.rebuildHours(ctx, tx, hours)
+	return err
 }

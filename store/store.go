@@ -48,6 +48,9 @@ type Options struct {
 	// MaxBytes deletes the oldest records while the store takes more
 	// bytes than it; 0 sets no bound.
 	MaxBytes int64
+	// RetentionRules give the records of a tag or a user a life of their
+	// own ([RetentionRule]), applied with MaxAge and MaxBytes.
+	RetentionRules []RetentionRule
 	// RetentionInterval is how often MaxAge and MaxBytes are applied while
 	// the store is open for writing; default 10 minutes. They are also
 	// applied when it opens, and by [Store.Prune] on demand.
@@ -132,7 +135,15 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, ErrSizeRetention
 	}
+	if err := s.retention().Validate(); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
 	if err := s.prepareSchema(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	if err := s.settleRetention(ctx); err != nil {
 		s.closeDBs()
 		return nil, err
 	}
@@ -143,7 +154,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		}
 		s.spill = newSpiller(s, path)
 		s.spill.warnWaiting()
-		if opts.MaxAge > 0 || opts.MaxBytes > 0 {
+		if !s.retention().IsZero() {
 			s.bg.Go(s.retainLoop)
 		}
 	}

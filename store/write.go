@@ -706,6 +706,9 @@ func (s *Store) insertRecords(ctx context.Context, tx *sql.Tx, ps []*prep) ([]*p
 // tagset, adding those the store has not had to the names
 // tables.
 func (s *Store) resolveNames(ctx context.Context, tx *sql.Tx, ps []*prep) error {
+	if err := s.checkNamesEpoch(ctx, tx); err != nil {
+		return err
+	}
 	want := map[nameKey]bool{}
 	for _, p := range ps {
 		r := &p.r

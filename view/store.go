@@ -289,7 +289,8 @@ func (v *Store) Subscribe(ctx context.Context) (<-chan Change, error) {
 	return out, nil
 }
 
-// Status implements [StatusReporter]: the store's URL, without password.
+// Status implements [StatusReporter]: the store's URL, without password,
+// and what it keeps ("retention: support 30 days, everything 1 year").
 func (v *Store) Status() Status {
-	return Status{Description: v.s.URL(), Progress: 1}
+	return Status{Description: v.s.URL() + " · retention: " + v.s.Retention().String(), Progress: 1}
 }

@@ -46,9 +46,15 @@ failure stays written: run the import again); 2 for bad flags.`
 func runImport(ctx context.Context, args []string, io stdio) int {
 	fs := newFlags("import", "FILE... --into URL", importAbout, io)
 	into := fs.String("into", "", "the store's `URL`: sqlite:FILE or postgres://...")
+	retain := fs.String("retain", "", "what the store keeps, kept in it and applied by every writer: `RULES` as all=1y,tag:support=30d,user:u-42=7d (ages in h, d, w, y)")
 	files, code := parseInterleaved(fs, args, io)
 	if code >= 0 {
 		return code
+	}
+	retention, err := store.ParseRetention(*retain)
+	if err != nil {
+		fmt.Fprintf(io.err, "llmhistory import: --retain: %v\n", err)
+		return exitUsage
 	}
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(io.err, "llmhistory import: "+format+"\n", args...)
@@ -89,7 +95,8 @@ func runImport(ctx context.Context, args []string, io stdio) int {
 		inputs, names = append(inputs, f), append(names, name)
 	}
 	openCtx, cancel := context.WithTimeout(ctx, openStoreTimeout)
-	s, err := store.OpenWith(openCtx, *into, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	s, err := store.OpenWith(openCtx, *into, store.Options{Logger: slog.New(slog.DiscardHandler),
+		MaxAge: retention.MaxAge, MaxBytes: retention.MaxBytes, RetentionRules: retention.Rules})
 	cancel()
 	if err != nil {
 		return fail(exitFailure, "%v", err)
@@ -154,6 +161,15 @@ func runImport(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "llmhistory import: %s from %s into %s: %s written, %s already there, in %s\n",
 			plural(int64(total.Records), "record", "records"), plural(int64(len(inputs)), "file", "files"), s.URL(),
 			group(int64(total.Written)), group(int64(total.Duplicates)), time.Since(start).Round(time.Millisecond))
+	}
+	if r := s.Retention(); !r.IsZero() && status == exitOK {
+		// Imported records the retention bounds out go now, not at the
+		// next writer's run.
+		res, err := s.Prune(ctx, r)
+		if err != nil {
+			return fail(exitFailure, "retention: %v", err)
+		}
+		fmt.Fprintf(io.err, "retention (%s): %s deleted\n", r, plural(res.Records, "record", "records"))
 	}
 	return status
 }

@@ -10,6 +10,7 @@
 //	llmhistory eval [flags] URL|FILE     score calls with code checks and LLM judges, once per evaluator version
 //	llmhistory dataset build|show|export keep calls or conversations as a dataset file, export it for fine-tuning
 //	llmhistory scan [flags] FILE…        find history queries in generated code (- for stdin)
+//	llmhistory delete [flags] URL|FILE…  erase a user's records, a conversation, a call or old records
 //	llmhistory help [command]            what a command does and its flags
 //
 // A store URL is sqlite:FILE or postgres://USER@HOST/DB (see package

@@ -322,7 +322,7 @@ func (q *querier) describe(ctx context.Context) error {
 	if q.jsonl {
 		return q.line(map[string]any{"url": d.URL, "dialect": d.Dialect.String(), "schema_version": d.SchemaVersion,
 			"records": d.Records, "messages": d.Messages, "traces": d.Traces, "bytes": d.Bytes,
-			"oldest": timeOrEmpty(d.Oldest), "newest": timeOrEmpty(d.Newest)})
+			"oldest": timeOrEmpty(d.Oldest), "newest": timeOrEmpty(d.Newest), "retention": q.s.Retention().String()})
 	}
 	w := q.table()
 	fmt.Fprintf(w, "store\t%s (%s, schema version %d)\n", d.URL, d.Dialect, d.SchemaVersion)
@@ -332,6 +332,7 @@ func (q *querier) describe(ctx context.Context) error {
 		fmt.Fprintf(w, "from\t%s to %s\n", d.Oldest.Format(time.RFC3339), d.Newest.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "size\t%s bytes\n", group(d.Bytes))
+	fmt.Fprintf(w, "retention\t%s\n", q.s.Retention())
 	return w.Flush()
 }
 

@@ -2,6 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +29,35 @@ func harness() storetest.Harness {
 			defer conn.Close(ctx)
 			_, err = conn.Exec(ctx, query)
 			require.NoError(t, err)
+		},
+		// The data directory but its WAL (pg_wal): the server keeps the
+		// WAL segments that hold the records' inserts until it recycles
+		// and overwrites them, which is the server's to do, not the
+		// store's (docs/privacy.md).
+		Files: func(t *testing.T, url string) []byte {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			_, err = conn.Exec(ctx, "CHECKPOINT")
+			require.NoError(t, err)
+			var all []byte
+			require.NoError(t, filepath.WalkDir(pgtest.Shared(t).Dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if d.IsDir() && d.Name() == "pg_wal" {
+					return filepath.SkipDir
+				}
+				if !d.Type().IsRegular() {
+					return nil
+				}
+				if b, err := os.ReadFile(path); err == nil {
+					all = append(all, b...)
+				}
+				return nil
+			}))
+			return all
 		},
 	}
 }

@@ -28,6 +28,18 @@ func harness() storetest.Harness {
 			_, err = db.Exec(query)
 			require.NoError(t, err)
 		},
+		Files: func(t *testing.T, url string) []byte {
+			path := sqlitedsn.Path(url)
+			var all []byte
+			for _, f := range []string{path, path + "-wal", path + "-journal", path + ".spill.jsonl"} {
+				b, err := os.ReadFile(f)
+				if err != nil && !os.IsNotExist(err) {
+					require.NoError(t, err)
+				}
+				all = append(all, b...)
+			}
+			return all
+		},
 	}
 }
 

@@ -32,6 +32,11 @@ type Harness struct {
 	// backend's driver, to do what the store would not (set a newer
 	// schema version).
 	Exec func(t *testing.T, url, query string)
+	// Files, when not nil, returns the bytes of every file the store's
+	// database keeps (SQLite: the file, its WAL and spill file;
+	// PostgreSQL: the server's data directory after a checkpoint), for
+	// the test that deleted text is gone from them.
+	Files func(t *testing.T, url string) []byte
 }
 
 // Run runs the conformance suite against a backend.
@@ -60,6 +65,8 @@ func Run(t *testing.T, h Harness) {
 		{"Records", testRecords},
 		{"AnswerKeptOnce", testAnswerKeptOnce},
 		{"Scores", testScores}, // scores.go
+		{"Delete", testDelete}, // delete.go
+		{"RetentionRules", testRetentionRules},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h.NewURL(t)) })

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+func (d *sqliteDialect) textRows() string {
+	return `SELECT count(*) FROM record_text WHERE rowid IN (`
+}
+
+// eraseMode: SQLite's secure_delete overwrites with zeros the content it
+// deletes, in the page and in pages it frees, so that a deleted record's
+// bytes are gone from the page images the WAL and then the file get.
+// It is a connection's setting: on for the deletion only, as writes
+// otherwise pay for it.
+func (d *sqliteDialect) eraseMode(ctx context.Context, conn *sql.Conn, on bool) error {
+	v := "OFF"
+	if on {
+		v = "ON"
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = `+v); err != nil {
+		return err
+	}
+	// The full-text index deletes by marking (contentless_delete), its
+	// words staying in its segments until they merge; its secure-delete
+	// option takes them out of the segments at once.
+	_, err := conn.ExecContext(ctx, `INSERT INTO record_text(record_text, rank) VALUES ('secure-delete', `+map[bool]string{true: "1", false: "0"}[on]+`)`)
+	return err
+}
+
+// scrub: the deletion zeroed what it deleted (eraseMode); the WAL, which
+// still holds page images from before it, is checkpointed into the file
+// and truncated, and the free pages given back.
+func (d *sqliteDialect) scrub(ctx context.Context, w *sql.DB, tables []string) ([]string, error) {
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
+	done := []string{"secure_delete: deleted rows and freed pages overwritten with zeros",
+		"full-text index in secure-delete mode: deleted words taken out of its segments"}
+	if _, err := conn.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return done, err
+	}
+	var busy, frames, copied int
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied); err != nil {
+		return done, err
+	}
+	if busy != 0 {
+		return done, fmt.Errorf("the WAL could not be checkpointed and truncated: a reader holds it (%d of %d frames copied); the deleted text stays in it until the next checkpoint", copied, frames)
+	}
+	return append(done, "WAL checkpointed into the file and truncated to 0 bytes"), nil
+}
