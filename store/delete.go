@@ -261,6 +261,7 @@ func (s *Store) eraseRecords(ctx context.Context, tx *sql.Tx, doomed []doomedRec
 		seq int64
 	}
 	tagNames := map[string]bool{}
+	used := map[int64]bool{} // the messages the doomed records use
 	err := chunked(seqs, 500, func(part []any) error {
 		rows, err := tx.QueryContext(ctx, s.q(`SELECT `+docColumns+` FROM record_docs d WHERE d.seq IN (`+placeholders(1, len(part))+`)`), part...)
 		if err != nil {
@@ -274,6 +275,12 @@ func (s *Store) eraseRecords(ctx context.Context, tx *sql.Tx, doomed []doomedRec
 			doc, err := decodeDoc(d.doc)
 			if err != nil {
 				return err
+			}
+			// The answer is a message of its own (withOutputRef), used
+			// as its args' are.
+			doc, answer := outputRef(doc)
+			if answer != 0 {
+				used[answer] = true
 			}
 			var filed struct {
 				Tags     []string          `json:"tags"`
@@ -306,7 +313,6 @@ func (s *Store) eraseRecords(ctx context.Context, tx *sql.Tx, doomed []doomedRec
 	if err := ch.fetchBases(ctx); err != nil {
 		return err
 	}
-	used := map[int64]bool{} // the messages the doomed records use
 	for _, d := range doomed {
 		ids, err := ch.ids(d.seq, 0)
 		if err != nil {
@@ -532,11 +538,20 @@ func (s *Store) usedElsewhere(ctx context.Context, tx *sql.Tx, ids map[int64]boo
 		traceOf := map[int64]string{}
 		d := &docRow{}
 		var trace string
-		err := eachRow(ctx, tx, s.q(query), args, []any{&trace, &d.seq, &d.base, &d.count, &d.refs}, func() error {
+		var stored []byte
+		err := eachRow(ctx, tx, s.q(query), args, []any{&trace, &d.seq, &d.base, &d.count, &d.refs, &stored}, func() error {
 			row := *d
 			ch.known[row.seq] = &row
 			order = append(order, row.seq)
 			traceOf[row.seq] = trace
+			// A record's answer is a message it uses too.
+			doc, err := decodeDoc(stored)
+			if err != nil {
+				return err
+			}
+			if _, answer := outputRef(doc); ids[answer] && !doomed[row.seq] {
+				shared[answer] = true
+			}
 			return nil
 		})
 		if err != nil {
@@ -564,7 +579,7 @@ func (s *Store) usedElsewhere(ctx context.Context, tx *sql.Tx, ids map[int64]boo
 		}
 		return nil
 	}
-	const cols = `SELECT coalesce(r.trace_id, ''), d.seq, d.base_seq, d.base_count, d.refs FROM records r JOIN record_docs d ON d.seq = r.seq WHERE `
+	const cols = `SELECT coalesce(r.trace_id, ''), d.seq, d.base_seq, d.base_count, d.refs, d.doc FROM records r JOIN record_docs d ON d.seq = r.seq WHERE `
 	for _, h := range slices.Sorted(maps.Keys(hours)) {
 		if err := scan(cols+`r.ts >= $1 AND r.ts < $2`, []any{h * hourMicros, (h + 1) * hourMicros}, true); err != nil {
 			return nil, err

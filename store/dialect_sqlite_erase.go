@@ -10,22 +10,13 @@ func (d *sqliteDialect) textRows() string {
 	return `SELECT count(*) FROM record_text WHERE rowid IN (`
 }
 
-// eraseMode: SQLite's secure_delete overwrites with zeros the content it
-// deletes, in the page and in pages it frees, so that a deleted record's
-// bytes are gone from the page images the WAL and then the file get.
-// It is a connection's setting: on for the deletion only, as writes
-// otherwise pay for it.
+// eraseMode: a writer's connections zero what they free (secure_delete,
+// set for every one: internal/sqlitedsn), so a deleted record's bytes,
+// and the stale copies earlier writes left of them, are gone from the
+// page images the WAL and then the file get. The full-text index deletes
+// by marking (contentless_delete), its words staying in its segments
+// until they merge; its secure-delete option takes them out at once.
 func (d *sqliteDialect) eraseMode(ctx context.Context, conn *sql.Conn, on bool) error {
-	v := "OFF"
-	if on {
-		v = "ON"
-	}
-	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = `+v); err != nil {
-		return err
-	}
-	// The full-text index deletes by marking (contentless_delete), its
-	// words staying in its segments until they merge; its secure-delete
-	// option takes them out of the segments at once.
 	_, err := conn.ExecContext(ctx, `INSERT INTO record_text(record_text, rank) VALUES ('secure-delete', `+map[bool]string{true: "1", false: "0"}[on]+`)`)
 	return err
 }
@@ -39,10 +30,6 @@ func (d *sqliteDialect) scrub(ctx context.Context, w *sql.DB, tables []string) (
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-		return nil, err
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
 	done := []string{"secure_delete: deleted rows and freed pages overwritten with zeros",
 		"full-text index in secure-delete mode: deleted words taken out of its segments"}
 	if _, err := conn.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {

@@ -34,12 +34,13 @@ func eraseHistory(t *testing.T) string {
 		if user == "gone-user" {
 			text = fmt.Sprintf("my secret axolotl%d plan", i)
 		}
+		question, answer := record.TextMessage(record.RoleUser, text), record.TextMessage(record.RoleAssistant, "answer to "+text)
 		r := record.Record{
 			CallID: fmt.Sprintf("call-%02d", i), Timestamp: record.FormatTime(start.Add(time.Duration(i) * time.Hour)),
 			Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
-			Args: json.RawMessage(fmt.Sprintf(`[{"role":"user","content":%q}]`, text)), Kwargs: json.RawMessage(`{}`),
+			Args: record.AppendMessages(nil, []record.Message{question}), Kwargs: json.RawMessage(`{}`),
 			Outcome: record.Outcome{Status: "ok", OK: true}, UserID: user, TraceID: fmt.Sprintf("trace-%s-%d", user, i/9),
-			Output: "answer to " + text, Version: record.Version,
+			Output: &answer, Version: record.Version,
 		}
 		require.NoError(t, j.Append(t.Context(), r))
 	}

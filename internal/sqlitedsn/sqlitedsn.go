@@ -36,7 +36,11 @@ func DSN(file string, busyTimeoutMS int, readOnly bool) string {
 		q = append(q, "mode=ro", "_pragma=query_only(1)")
 	} else {
 		// A writer's cache holds the indexes' hot pages across batches.
-		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-65536)")
+		// secure_delete: every byte a write frees (a deleted row, the old
+		// copy of a row moved or rewritten, a freed page) is overwritten
+		// with zeros then, so that an erasure (Store.Delete) leaves no
+		// stale copy of the text it deletes anywhere in the file.
+		q = append(q, "_auto_vacuum=INCREMENTAL", "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-65536)", "_pragma=secure_delete(1)")
 	}
 	q = append(q, fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS), "_pragma=synchronous(NORMAL)", "_pragma=foreign_keys(1)")
 	return "file:" + Escape(file) + "?" + strings.Join(q, "&")

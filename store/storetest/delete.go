@@ -36,16 +36,17 @@ func eraseData(t *testing.T, s *store.Store) []record.Record {
 	recs := w.Batch(1500)
 	at := start.Add(30*time.Hour + 5*time.Minute)
 	msg := func(role, text string) string {
-		b, _ := json.Marshal(map[string]string{"role": role, "content": text})
-		return string(b)
+		m := record.TextMessage(role, text)
+		return string(m.AppendJSON(nil))
 	}
 	args := func(ms ...string) json.RawMessage { return json.RawMessage("[" + joinComma(ms) + "]") }
 	mk := func(id, user, trace string, t time.Time, out string, ms ...string) record.Record {
+		answer := record.TextMessage(record.RoleAssistant, out)
 		return record.Record{
 			CallID: id, Timestamp: record.FormatTime(t), Speaker: record.SpeakerUser,
 			MethodName: "openai.chat.completions.create", Args: args(ms...), Kwargs: json.RawMessage(`{"model":"gpt-4o"}`),
 			Outcome: record.Outcome{Status: "ok", OK: true, ValueClass: "text"}, TraceID: trace, UserID: user,
-			Model: "gpt-4o", DurationMS: 812, Output: out, Version: record.Version,
+			Model: "gpt-4o", DurationMS: 812, Output: &answer, Version: record.Version,
 			Usage: &record.Usage{InputTokens: 40, OutputTokens: 12, TotalTokens: 52},
 		}
 	}
@@ -273,7 +274,7 @@ func testRetentionRules(t *testing.T, url string) {
 		r := record.Record{
 			CallID: fmt.Sprintf("r-%02d", i), Timestamp: record.FormatTime(now.Add(-time.Duration(i)*24*time.Hour - 12*time.Hour)),
 			Speaker: record.SpeakerUser, MethodName: "openai.chat.completions.create",
-			Args: json.RawMessage(fmt.Sprintf(`[{"role":"user","content":"question number %d"}]`, i)), Kwargs: json.RawMessage(`{}`),
+			Args: record.AppendMessages(nil, []record.Message{record.TextMessage(record.RoleUser, fmt.Sprintf("question number %d", i))}), Kwargs: json.RawMessage(`{}`),
 			Outcome: record.Outcome{Status: "ok", OK: true}, UserID: fmt.Sprintf("u-%d", i%3), DurationMS: float64(100 + i), Version: record.Version,
 		}
 		if i%2 == 0 {
