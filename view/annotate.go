@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
 )
 
@@ -66,6 +67,14 @@ type Annotation struct {
 	Token *Token
 	// Author names the reviewer in the scores; default "reviewer".
 	Author string
+	// Dataset, when not nil, puts an "Add to dataset" button on a call's
+	// and a conversation's page, behind the same token: it is given the
+	// call's record, or the conversation's records in order
+	// (conversation true), and returns how many new items it kept.
+	// llmhistory view -dataset FILE keeps them with eval's datasets.
+	Dataset func(ctx context.Context, recs []record.Record, conversation bool) (added int, err error)
+	// DatasetName names the dataset on the button (its file).
+	DatasetName string
 }
 
 // annotateForm is what the annotation form of a page needs.
@@ -75,6 +84,8 @@ type annotateForm struct {
 	TraceID   string // the conversation
 	Name      string // the score's name, prefilled
 	Queue     string // the queue's query string, when the page came from it
+	Dataset   string // the dataset's name, when the page can add to one
+	Added     string // what the last "Add to dataset" of this page did
 }
 
 // annotateFormFor returns the form for a page of the request, nil when
@@ -87,6 +98,19 @@ func (h *Handler) annotateFormFor(r *http.Request, callID, traceID string) *anno
 	f := &annotateForm{FormToken: a.Token.FormToken(), CallID: callID, TraceID: traceID, Name: r.URL.Query().Get("score")}
 	if f.Name == "" {
 		f.Name = "thumbs"
+	}
+	if a.Dataset != nil {
+		f.Dataset = a.DatasetName
+		if f.Dataset == "" {
+			f.Dataset = "the dataset"
+		}
+		switch n := r.URL.Query().Get("added"); n {
+		case "":
+		case "0":
+			f.Added = "Already in " + f.Dataset + "."
+		default:
+			f.Added = "Added to " + f.Dataset + ": " + n + " new item(s)."
+		}
 	}
 	if r.URL.Query().Get("queue") != "" {
 		v := r.URL.Query()
@@ -149,6 +173,48 @@ func (h *Handler) annotate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// addToDataset gives the call's record, or the conversation's records,
+// to the Annotation's Dataset, and returns to the page saying what it did.
+func (h *Handler) addToDataset(w http.ResponseWriter, r *http.Request) {
+	a := h.opts.Annotate
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := a.Token.CheckPost(r); err != nil {
+		http.Error(w, "llmhistory view: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	callID, traceID := r.PostFormValue("call_id"), r.PostFormValue("trace_id")
+	var recs []record.Record
+	next := h.opts.Prefix + "c/" + url.PathEscape(traceID)
+	switch {
+	case callID != "":
+		c, err := h.src.Call(r.Context(), callID)
+		if err != nil {
+			h.failErr(w, r, err)
+			return
+		}
+		recs, next = []record.Record{c.Record}, h.opts.Prefix+"call/"+url.PathEscape(callID)
+	case traceID != "":
+		tp, err := h.src.Trace(r.Context(), TraceQuery{ID: traceID})
+		if err != nil {
+			h.failErr(w, r, err)
+			return
+		}
+		for _, c := range tp.Calls {
+			recs = append(recs, c.Record)
+		}
+	default:
+		h.fail(w, r, http.StatusBadRequest, "Add to dataset needs a call or a conversation.")
+		return
+	}
+	added, err := a.Dataset(r.Context(), recs, callID == "")
+	if err != nil {
+		h.opts.Logger.Error("llmhistory view: add to dataset", "err", err)
+		h.fail(w, r, http.StatusInternalServerError, "The dataset could not be written: "+err.Error())
+		return
+	}
+	http.Redirect(w, r, next+"?added="+strconv.Itoa(added)+"#scores", http.StatusSeeOther)
 }
 
 // queueScan bounds the conversations the queue looks through.

@@ -265,3 +265,66 @@ func TestBrowserAnnotatesAConversation(t *testing.T) {
 	assert.Empty(t, dialogs)
 	assert.Empty(t, problems, "no CSP violation, no exception")
 }
+
+// TestBrowserAddsToADataset: with a Dataset, a call's and a
+// conversation's pages have a button that gives it the call's record, or
+// the conversation's records in order, and the page says what came of it.
+func TestBrowserAddsToADataset(t *testing.T) {
+	b := newBrowser(t)
+	src := view.FromRecords(scoredRecords())
+	path := filepath.Join(t.TempDir(), "h.scores.jsonl")
+	sf := view.OpenScoresFile([]string{path}, src)
+	defer sf.Close()
+	type added struct {
+		calls        []string
+		conversation bool
+	}
+	var got []added
+	seen := map[string]bool{}
+	tok := view.NewToken()
+	h := view.NewHandler(src, view.Options{Scores: sf, Annotate: &view.Annotation{Sink: sf, Token: tok, DatasetName: "golden.jsonl",
+		Dataset: func(_ context.Context, recs []record.Record, conversation bool) (int, error) {
+			a := added{conversation: conversation}
+			for _, r := range recs {
+				a.calls = append(a.calls, r.CallID)
+			}
+			got = append(got, a)
+			key := strings.Join(a.calls, ",")
+			if seen[key] {
+				return 0, nil
+			}
+			seen[key] = true
+			return 1, nil
+		}}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+
+	b.do(t,
+		chromedp.Navigate(srv.URL+"/c/conv-1?token="+tok.String()),
+		chromedp.WaitVisible(chromedp.CSS(`#add-to-dataset`)),
+	)
+	assert.Contains(t, eval[string](t, b, `document.querySelector("#add-to-dataset").innerText`), "Add this conversation to golden.jsonl")
+	b.do(t, chromedp.Click(chromedp.CSS(`#add-to-dataset`)), chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)))
+	assert.Equal(t, "Added to golden.jsonl: 1 new item(s).", eval[string](t, b, `document.querySelector("#dataset-added").innerText`))
+	b.do(t, chromedp.Click(chromedp.CSS(`#add-to-dataset`)), chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)))
+	assert.Equal(t, "Already in golden.jsonl.", eval[string](t, b, `document.querySelector("#dataset-added").innerText`))
+
+	b.do(t,
+		chromedp.Navigate(srv.URL+"/call/call-4"),
+		chromedp.WaitVisible(chromedp.CSS(`#add-to-dataset`)),
+		chromedp.Click(chromedp.CSS(`#add-to-dataset`)),
+		chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)),
+	)
+	assert.Equal(t, []added{{[]string{"call-2", "call-3"}, true}, {[]string{"call-2", "call-3"}, true}, {[]string{"call-4"}, false}}, got)
+
+	// Without the form token (another site's page), nothing is added.
+	resp, err := http.PostForm(srv.URL+"/dataset", url.Values{"call_id": {"call-5"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Len(t, got, 3)
+	dialogs, problems := b.reported()
+	assert.Empty(t, dialogs)
+	assert.Empty(t, problems, "no CSP violation, no exception")
+}

@@ -138,6 +138,9 @@ func NewHandler(src Source, opts Options) *Handler {
 	}
 	if opts.Annotate != nil {
 		h.mux.HandleFunc("POST /annotate", h.annotate)
+		if opts.Annotate.Dataset != nil {
+			h.mux.HandleFunc("POST /dataset", h.addToDataset)
+		}
 	}
 	h.mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "No such page.")
@@ -178,7 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.refuse(w) // 401
 		return
 	}
-	if r.Method == http.MethodPost && h.opts.Annotate != nil && r.URL.Path == "/annotate" {
+	if r.Method == http.MethodPost && h.opts.Annotate != nil && (r.URL.Path == "/annotate" || r.URL.Path == "/dataset" && h.opts.Annotate.Dataset != nil) {
 		h.mux.ServeHTTP(w, r) // annotate checks origin, token and form token
 		return
 	}

@@ -211,3 +211,47 @@ func TestViewAnnotate(t *testing.T) {
 		})
 	}
 }
+
+// TestViewAddsToADataset: view -dataset FILE keeps a conversation of the
+// demo's store, from its page, as an item of a dataset file that
+// llmhistory dataset reads; a second time adds nothing.
+func TestViewAddsToADataset(t *testing.T) {
+	_, storeURL := demoStore(t)
+	ds := filepath.Join(t.TempDir(), "golden.jsonl")
+	page, _, stop := startView(t, storeURL, "-dataset", ds, "-poll", "20ms")
+	base, _, _ := strings.Cut(page, "?")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(page)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	trace := regexp.MustCompile(`data-key="([^"]+)"`).FindSubmatch(body)
+	require.NotNil(t, trace)
+	resp, err = c.Get(base + "c/" + string(trace[1]))
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(body), "to golden.jsonl")
+	tok := regexp.MustCompile(`name="form_token" value="([0-9a-f]+)"`).FindSubmatch(body)
+	require.NotNil(t, tok)
+	add := func() string {
+		form := url.Values{"form_token": {string(tok[1])}, "trace_id": {string(trace[1])}}
+		req, _ := http.NewRequest(http.MethodPost, base+"dataset", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", strings.TrimSuffix(base, "/"))
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		return string(body)
+	}
+	assert.Contains(t, add(), "Added to golden.jsonl: 1 new item(s).")
+	assert.Contains(t, add(), "Already in golden.jsonl.")
+	require.Equal(t, exitOK, stop())
+
+	code, stdout, stderr := runCmd(t, "", "dataset", "show", ds)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `dataset "golden": 1 item`)
+}

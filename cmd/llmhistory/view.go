@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/llmhistory/llmhistory/eval"
+	"github.com/llmhistory/llmhistory/record"
 	"github.com/llmhistory/llmhistory/store"
 	"github.com/llmhistory/llmhistory/view"
 )
@@ -60,6 +63,11 @@ as above): only a browser that opened it can annotate, and only from the
 viewer's own pages. Off loopback that one token guards reading and
 annotating alike.
 
+With -dataset FILE (which turns -annotate on), a call's and a
+conversation's pages have an "Add to dataset" button that keeps the call,
+or the conversation, as an item of the dataset FILE (llmhistory dataset:
+made when there is none, an item already there not added twice).
+
 Lines that are not records are counted and skipped; the pages list the
 first few.`
 
@@ -93,10 +101,14 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	tokenFlag := fs.String("token", "", "ask every request for `TOKEN` (16 characters or more; default $"+envViewToken+", or one made at launch off loopback)")
 	annotate := fs.Bool("annotate", false, "let a reviewer add scores from the pages (the address printed carries this launch's token)")
 	author := fs.String("author", "", "the reviewer's `name` in the scores they add (default: the user's login name)")
+	datasetPath := fs.String("dataset", "", "put an \"Add to dataset\" button on the pages, adding to the dataset `FILE` (turns -annotate on)")
 	var experiments listFlag
 	fs.Var(&experiments, "experiment", "show the comparison of these experiment results (llmhistory experiment run -o `FILE`) on an experiment page (may be given several times; the first is the baseline)")
 	if code := parseFlags(fs, args, io); code >= 0 {
 		return code
+	}
+	if *datasetPath != "" {
+		*annotate = true // adding to a dataset is a write, behind the same token
 	}
 	token := *tokenFlag
 	if token == "" {
@@ -214,6 +226,16 @@ func runView(ctx context.Context, args []string, io stdio) int {
 	var ann *view.Annotation
 	if *annotate {
 		ann = &view.Annotation{Sink: sink, Token: tok, Author: reviewerName(*author)}
+		if path := *datasetPath; path != "" {
+			ann.DatasetName = filepath.Base(path)
+			ann.Dataset = func(_ context.Context, recs []record.Record, conversation bool) (int, error) {
+				items, _ := eval.ItemsFromRecords(recs, eval.BuildOptions{Conversations: conversation})
+				if len(items) == 0 {
+					return 0, errors.New("nothing to keep: no call here has an answer")
+				}
+				return eval.AppendToDatasetFile(path, strings.TrimSuffix(ann.DatasetName, filepath.Ext(ann.DatasetName)), items...)
+			}
+		}
 	}
 	fmt.Fprintln(io.out, url)
 	if !loopback {
