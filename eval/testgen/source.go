@@ -228,10 +228,10 @@ if err != nil {
 			}
 			p(`got := answer{FinishReason: string(resp.StopReason), InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
 for _, b := range resp.Content {
-	switch b.Type {
-	case "text":
+	switch b := b.AsAny().(type) {
+	case anthropic.TextBlock:
 		got.Text += b.Text
-	case "tool_use":
+	case anthropic.ToolUseBlock:
 		got.ToolCalls = append(got.ToolCalls, toolCall{b.ID, b.Name, string(b.Input)})
 	}
 }
