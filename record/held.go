@@ -18,6 +18,11 @@ type heldRecord struct {
 	Args, Kwargs json.RawMessage
 	Outcome      Outcome
 	Output       *Message
+	// outputIn is the answer's encoding inside what the next record of
+	// the trace adds to its args (its argsNode's rest), once that record
+	// came and carried it back: the answer then held once, Output nil,
+	// read again from these bytes (Memory.add).
+	outputIn []byte
 
 	Depth                   *int
 	Usage                   *Usage
@@ -96,6 +101,10 @@ func (h *heldRecord) record() Record {
 		Attempts: h.Attempts, ServerPort: h.ServerPort, ConversationHistorySize: h.ConversationHistorySize,
 		Version: h.Version, HistoryQueryPatterns: h.HistoryQueryPatterns,
 		TraceInferred: h.TraceInferred, HistoryRecordAppended: h.HistoryRecordAppended, HistoryAccessDetected: h.HistoryAccessDetected,
+	}
+	if h.Output == nil && h.outputIn != nil {
+		answer := MessageOf(h.outputIn)
+		r.Output = &answer
 	}
 	if f := h.rare; f != nil {
 		r.ArgsPrefix, r.ParentCallID, r.UserID, r.Tags, r.Metadata = f.ArgsPrefix, f.ParentCallID, f.UserID, f.Tags, f.Metadata
