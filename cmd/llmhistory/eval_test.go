@@ -212,6 +212,30 @@ func TestViewAnnotate(t *testing.T) {
 	}
 }
 
+// viewerForm opens the address view printed with a cookie jar (taking its
+// token) and the page of its newest conversation; it returns the base
+// address, the client, the conversation's trace and the form token.
+func viewerForm(t *testing.T, page string) (base string, c *http.Client, trace, formTok []byte, body []byte) {
+	t.Helper()
+	base, _, _ = strings.Cut(page, "?")
+	jar, _ := cookiejar.New(nil)
+	c = &http.Client{Jar: jar}
+	resp, err := c.Get(page)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, base, resp.Request.URL.String(), "the token leaves the address")
+	m := regexp.MustCompile(`data-key="([^"]+)"`).FindSubmatch(body)
+	require.NotNil(t, m)
+	resp, err = c.Get(base + "c/" + string(m[1]))
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tok := regexp.MustCompile(`name="form_token" value="([0-9a-f]+)"`).FindSubmatch(body)
+	require.NotNil(t, tok, "the form, for the browser that opened the address")
+	return base, c, m[1], tok[1], body
+}
+
 // TestViewAddsToADataset: view -dataset FILE keeps a conversation of the
 // demo's store, from its page, as an item of a dataset file that
 // llmhistory dataset reads; a second time adds nothing.
@@ -219,24 +243,10 @@ func TestViewAddsToADataset(t *testing.T) {
 	_, storeURL := demoStore(t)
 	ds := filepath.Join(t.TempDir(), "golden.jsonl")
 	page, _, stop := startView(t, storeURL, "-dataset", ds, "-poll", "20ms")
-	base, _, _ := strings.Cut(page, "?")
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar}
-	resp, err := c.Get(page)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	trace := regexp.MustCompile(`data-key="([^"]+)"`).FindSubmatch(body)
-	require.NotNil(t, trace)
-	resp, err = c.Get(base + "c/" + string(trace[1]))
-	require.NoError(t, err)
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	base, c, trace, tok, body := viewerForm(t, page)
 	require.Contains(t, string(body), "to golden.jsonl")
-	tok := regexp.MustCompile(`name="form_token" value="([0-9a-f]+)"`).FindSubmatch(body)
-	require.NotNil(t, tok)
 	add := func() string {
-		form := url.Values{"form_token": {string(tok[1])}, "trace_id": {string(trace[1])}}
+		form := url.Values{"form_token": {string(tok)}, "trace_id": {string(trace)}}
 		req, _ := http.NewRequest(http.MethodPost, base+"dataset", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", strings.TrimSuffix(base, "/"))
