@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 func (d *sqliteDialect) textRows() string {
@@ -24,6 +25,11 @@ func (d *sqliteDialect) eraseMode(ctx context.Context, conn *sql.Conn, on bool) 
 // scrub: the deletion zeroed what it deleted (eraseMode); the WAL, which
 // still holds page images from before it, is checkpointed into the file
 // and truncated, and the free pages given back.
+//
+// If anyone ran ANALYZE on the file, sqlite_stat4 holds sampled index
+// keys (this SQLite is built with STAT4): a user's name and tags among
+// them. ANALYZE of the tables the deletion touched samples them again
+// from what remains, its freed rows zeroed like the rest.
 func (d *sqliteDialect) scrub(ctx context.Context, w *sql.DB, tables []string) ([]string, error) {
 	conn, err := w.Conn(ctx)
 	if err != nil {
@@ -32,6 +38,18 @@ func (d *sqliteDialect) scrub(ctx context.Context, w *sql.DB, tables []string) (
 	defer conn.Close()
 	done := []string{"secure_delete: deleted rows and freed pages overwritten with zeros",
 		"full-text index in secure-delete mode: deleted words taken out of its segments"}
+	var analyzed bool
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&analyzed); err != nil {
+		return done, err
+	}
+	if analyzed {
+		for _, t := range tables {
+			if _, err := conn.ExecContext(ctx, `ANALYZE `+t); err != nil {
+				return done, err
+			}
+		}
+		done = append(done, "ANALYZE "+strings.Join(tables, ", ")+": the planner's sampled keys taken again from what remains")
+	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
 		return done, err
 	}
