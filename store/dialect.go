@@ -63,8 +63,9 @@ type dialect interface {
 	// meets.
 	probeEach(query string) string
 	// textSeq is the column of textMatches' query that holds a record's
-	// sequence number, and orders the index.
-	textSeq() string
+	// sequence number; ok when the full-text index hands out its matches
+	// in that order.
+	textSeq() (col string, ok bool)
 	// gapsSeqs reports whether writers commit record numbers out of
 	// order, so that a follower watches the gaps (follow.go).
 	gapsSeqs() bool

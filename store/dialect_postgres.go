@@ -179,7 +179,8 @@ func (postgresDialect) estimate(ctx context.Context, r *sql.DB, query string, ar
 // fold into a join that gathers every match.
 func (postgresDialect) probeEach(query string) string { return "(" + query + " LIMIT 1) IS NOT NULL" }
 
-func (postgresDialect) textSeq() string { return "seq" }
+// textSeq: a GIN index has no order.
+func (postgresDialect) textSeq() (string, bool) { return "seq", false }
 
 func (postgresDialect) gapsSeqs() bool { return true }
 

@@ -156,7 +156,7 @@ func (d *sqliteDialect) estimate(context.Context, *sql.DB, string, ...any) (floa
 }
 
 // textSeq: FTS5 keys a record's text by its sequence number, the rowid.
-func (d *sqliteDialect) textSeq() string { return "rowid" }
+func (d *sqliteDialect) textSeq() (string, bool) { return "rowid", true }
 
 func (d *sqliteDialect) gapsSeqs() bool { return false }
 

@@ -72,9 +72,8 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 		return TracePage{}, s.readErr(err)
 	}
 	pos := start
-	// A common word, tag or metadata value may be found newest first in
-	// its index's own order (walkSeqs), rather than tested record by
-	// record.
+	// A common word may be found newest first in the full-text index's
+	// own order (walkSeqs), rather than tested record by record.
 	w, bySeq := s.walkOf(q.Filter, p)
 	for len(order) < limit {
 		var rows *sql.Rows
