@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"hash/maphash"
 	"fmt"
 	"io"
 	"net/http"
@@ -306,4 +307,58 @@ func TestBenchmarkRecords(t *testing.T) {
 			assert.Equal(t, strings.TrimSpace(string(want)), string(got))
 		})
 	}
+}
+
+// BenchmarkRecorderFloor is the least a recorder that keeps what this one
+// keeps must do for BenchmarkRecorder's JSON call, each step at the speed
+// of the library call that does it and nothing around it: read both
+// bodies as JSON (a validating walk: what makes a record JSON-safe, and a
+// cut body an error), look for secrets in the request and in the answer,
+// hash the request's message and the answer to find the conversation,
+// and copy the answer into memory of its own, held as the history holds
+// it (1,000 answers, the history's default, so that collection sees
+// them). "all" does the five in turn: the floor beside which the
+// recorder's CPU added is read (docs/performance.md).
+func BenchmarkRecorderFloor(b *testing.B) {
+	answer := []byte(gjson.GetBytes(benchdata.Response, "choices.0.message.content").Str)
+	message := []byte(gjson.GetBytes(benchRequest, "messages.0").Raw)
+	seed := maphash.MakeSeed()
+	var held [1000][]byte
+	steps := []struct {
+		name string
+		do   func(i int)
+	}{
+		{"validate", func(int) {
+			if !record.ValidJSON(benchRequest) || !record.ValidJSON(benchdata.Response) {
+				b.Fatal("not JSON")
+			}
+		}},
+		{"redact", func(int) {
+			redact.SecretBytes(benchRequest)
+			redact.SecretBytes(answer)
+		}},
+		{"hash", func(int) {
+			maphash.Bytes(seed, message)
+			maphash.Bytes(seed, answer)
+		}},
+		{"copy", func(i int) { held[i%len(held)] = bytes.Clone(answer) }},
+	}
+	run := func(name string, do func(i int)) {
+		b.Run("step="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				do(i)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	for _, s := range steps {
+		run(s.name, s.do)
+	}
+	run("all", func(i int) {
+		for _, s := range steps {
+			s.do(i)
+		}
+	})
 }
