@@ -40,3 +40,20 @@ func FuzzIndexGuidance(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkIndexGuidance looks for the guidance in a 4 KiB answer of
+// prose that has none, as the hash of every answer does, beside
+// strings.Index.
+func BenchmarkIndexGuidance(b *testing.B) {
+	answer := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)[:3900]
+	b.Run("func=indexGuidance", func(b *testing.B) {
+		for b.Loop() {
+			indexGuidance(answer)
+		}
+	})
+	b.Run("func=strings.Index", func(b *testing.B) {
+		for b.Loop() {
+			strings.Index(answer, HistoryGuidance)
+		}
+	})
+}
