@@ -40,8 +40,20 @@ func benchCall(client *http.Client, buf []byte) error {
 
 // benchCallWith is benchCall sending body.
 func benchCallWith(client *http.Client, body, buf []byte) error {
+	return benchCallKey(client, body, buf, "")
+}
+
+// benchKey is an API key as OpenAI's are now: "sk-proj-" and 156 more.
+var benchKey = "sk-proj-" + strings.Repeat("Ab3dEf9hIjKlMn0pQr", 9)[:156]
+
+// benchCallKey is benchCallWith with the key in an Authorization header,
+// as every call to a hosted model carries one, when key is not "".
+func benchCallKey(client *http.Client, body, buf []byte, key string) error {
 	req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -61,10 +73,14 @@ func BenchmarkRecorder(b *testing.B) {
 		// Otherwise every call sends the same request, and the history
 		// keeps only what each adds, as it does for a conversation.
 		unrelated bool
+		// key: the request carries an API key (benchKey), whose value
+		// the recorder looks for wherever it may be echoed.
+		key bool
 	}{
-		{"json", benchdata.JSON, false},
-		{"json-unrelated", benchdata.JSON, true},
-		{"stream", benchdata.SSE, false},
+		{"json", benchdata.JSON, false, false},
+		{"json-key", benchdata.JSON, false, true},
+		{"json-unrelated", benchdata.JSON, true, false},
+		{"stream", benchdata.SSE, false, false},
 	} {
 		for _, recorded := range []bool{false, true} {
 			name := "call=" + call.name + "/transport=bare"
@@ -88,7 +104,11 @@ func BenchmarkRecorder(b *testing.B) {
 					for k, n := 7, i; call.unrelated && k >= 0; k, n = k-1, n/10 {
 						body[at+k] = '0' + byte(n%10)
 					}
-					if err := benchCallWith(client, body, buf); err != nil {
+					key := ""
+					if call.key {
+						key = benchKey
+					}
+					if err := benchCallKey(client, body, buf, key); err != nil {
 						b.Fatal(err)
 					}
 				}
