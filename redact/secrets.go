@@ -329,8 +329,8 @@ func rareAt(v string) int {
 
 // byteRank ranks bytes by how common they are in the text of a request
 // or an answer, JSON and prose: higher is more common. Lower-case letters
-// in the order of their frequency in English, then space and the
-// punctuation of sentences and JSON, digits, upper-case letters (the
+// in the order of their frequency in English, and space above them, then
+// the punctuation of sentences and JSON, digits, upper-case letters (the
 // first letters of sentences most), and the rest.
 var byteRank = func() (r [256]uint8) {
 	for c := range 256 {
@@ -339,9 +339,10 @@ var byteRank = func() (r [256]uint8) {
 	for i, c := range "zqxjkvbpygfwmucldrhsnioate" {
 		r[c] = uint8(200 + i)
 	}
-	for _, c := range " \n\",:.,{}[]-'()/" {
+	for _, c := range "\n\",:.,{}[]-'()/" {
 		r[c] = 190
 	}
+	r[' '] = 255
 	for c := '0'; c <= '9'; c++ {
 		r[c] = 60
 	}
