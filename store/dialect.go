@@ -55,14 +55,16 @@ type dialect interface {
 	// holds every word of text, $1 its one parameter, and that
 	// parameter; "" when text has no word.
 	textMatches(text string) (query string, param any)
+	// estimate returns how many rows the database's planner expects
+	// query to return, from its statistics, without running it; ok is
+	// false when the database keeps none.
+	estimate(ctx context.Context, r *sql.DB, query string, args ...any) (rows float64, ok bool)
 	// probeEach makes a condition of a query run for each record a walk
 	// meets.
 	probeEach(query string) string
-	// walkText finds a newest-first page (up to limit+1 records after
-	// at) of the records f selects, whose text has common words, in the
-	// full-text index's own order; ok is false when it does not (then
-	// records are walked by time, each tested).
-	walkText(ctx context.Context, s *Store, f Filter, at *cursor, limit int, p *plan) (found []cursor, ok bool, err error)
+	// textSeq is the column of textMatches' query that holds a record's
+	// sequence number, and orders the index.
+	textSeq() string
 	// gapsSeqs reports whether writers commit record numbers out of
 	// order, so that a follower watches the gaps (follow.go).
 	gapsSeqs() bool

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -152,15 +153,33 @@ func (postgresDialect) textMatches(text string) (string, any) {
 	return `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`, q
 }
 
+// estimate: the rows of the plan's top node, as EXPLAIN gives them. For
+// a word, PostgreSQL's statistics of a tsvector column keep its most
+// common words and their frequencies (a word not among them is estimated
+// rare); for a tag, the most common values of each column, the two
+// multiplied, which underestimates a tag but never overestimates one.
+// Any error says only that there is no estimate.
+func (postgresDialect) estimate(ctx context.Context, r *sql.DB, query string, args ...any) (float64, bool) {
+	var plan []byte
+	if err := r.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) `+query, args...).Scan(&plan); err != nil {
+		return 0, false
+	}
+	var out []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		}
+	}
+	if err := json.Unmarshal(plan, &out); err != nil || len(out) != 1 {
+		return 0, false
+	}
+	return out[0].Plan.Rows, true
+}
+
 // probeEach: a subquery with LIMIT, which PostgreSQL's planner does not
 // fold into a join that gathers every match.
 func (postgresDialect) probeEach(query string) string { return "(" + query + " LIMIT 1) IS NOT NULL" }
 
-// walkText: PostgreSQL tests each record a walk by time meets (a
-// tsvector read by its record's key), which costs little.
-func (postgresDialect) walkText(context.Context, *Store, Filter, *cursor, int, *plan) ([]cursor, bool, error) {
-	return nil, false, nil
-}
+func (postgresDialect) textSeq() string { return "seq" }
 
 func (postgresDialect) gapsSeqs() bool { return true }
 
