@@ -30,9 +30,10 @@ type seqWalk struct {
 //
 // Tried and measured: the same walk for a common tag in record_attrs'
 // key order, on both backends, and for a word through record_text's key
-// on PostgreSQL: at a million records its conversations page by a tag
-// took 597 ms and by a word 376 ms, against 143-200 and 42-84 walking by
-// time (load 10-12); not kept.
+// on PostgreSQL. At a million records (BenchmarkStorePages) PostgreSQL's
+// conversations page by a tag took 597 ms and by a word 376 ms, against
+// 44 and 16 ms walking by time (not the same run: loads 10-12 and 4-6);
+// not kept.
 func (s *Store) walkOf(f Filter, p *plan) (seqWalk, bool) {
 	k := textKey(f.Text)
 	col, ordered := s.d.textSeq()
