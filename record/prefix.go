@@ -331,11 +331,15 @@ func (p *prefixResolver) check(r *Record, prev resolved) bool {
 		size = int(end) + len(tail)
 		crc := crc32.Update(sums[len(sums)-1], castagnoli, []byte{','})
 		from := 1
-		for _, e := range elementEnds(tail, nil, 0) {
+		for k, e := range elementEnds(tail, nil, 0) {
 			crc = crc32.Update(crc, castagnoli, tail[from:e])
 			ends, sums = append(ends, end+e), append(sums, crc)
 			if p.splitArgs {
-				elems = append(elems, tail[from+1:e]) // after its "[" or ","
+				start := from
+				if k > 0 {
+					start++ // past the "," before it
+				}
+				elems = append(elems, tail[start:e])
 			}
 			from = int(e)
 		}
