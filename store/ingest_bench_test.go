@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -78,22 +78,50 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-// meter times the writes of a run, its CPU and its heap.
+// meter times the writes of a run, its CPU and its heap: the most heap
+// in use while it ran, sampled every 20 ms (not only at its ends: an
+// import is one call).
 type meter struct {
 	wall, cpu time.Duration
 	heap      uint64
 	t0        time.Time
 	c0        time.Duration
+	done      chan struct{}
+	sampled   chan uint64
 }
 
-func (m *meter) start() { m.t0, m.c0 = time.Now(), storebench.CPUTime() }
+func (m *meter) start() {
+	m.done, m.sampled = make(chan struct{}), make(chan uint64)
+	go func() {
+		most := heapInUse()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				most = max(most, heapInUse())
+			case <-m.done:
+				m.sampled <- max(most, heapInUse())
+				return
+			}
+		}
+	}()
+	m.t0, m.c0 = time.Now(), storebench.CPUTime()
+}
 
 func (m *meter) stop() {
 	m.wall += time.Since(m.t0)
 	m.cpu += storebench.CPUTime() - m.c0
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	m.heap = max(m.heap, ms.HeapInuse)
+	close(m.done)
+	m.heap = max(m.heap, <-m.sampled)
+}
+
+// heapInUse is the heap's spans in use (runtime.MemStats.HeapInuse),
+// read without stopping the world.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
 }
 
 func (m *meter) report(b *testing.B, n int) {
