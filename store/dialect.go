@@ -55,6 +55,10 @@ type dialect interface {
 	// holds every word of text, $1 its one parameter, and that
 	// parameter; "" when text has no word.
 	textMatches(text string) (query string, param any)
+	// estimate returns how many rows the database's planner expects
+	// query to return, from its statistics, without running it; ok is
+	// false when the database keeps none.
+	estimate(ctx context.Context, r *sql.DB, query string, args ...any) (rows float64, ok bool)
 	// probeEach makes a condition of a query run for each record a walk
 	// meets.
 	probeEach(query string) string

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -150,6 +151,28 @@ func (postgresDialect) textMatches(text string) (string, any) {
 		return "", nil
 	}
 	return `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`, q
+}
+
+// estimate: the rows of the plan's top node, as EXPLAIN gives them. For
+// a word, PostgreSQL's statistics of a tsvector column keep its most
+// common words and their frequencies (a word not among them is estimated
+// rare); for a tag, the most common values of each column, the two
+// multiplied, which underestimates a tag but never overestimates one.
+// Any error says only that there is no estimate.
+func (postgresDialect) estimate(ctx context.Context, r *sql.DB, query string, args ...any) (float64, bool) {
+	var plan []byte
+	if err := r.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) `+query, args...).Scan(&plan); err != nil {
+		return 0, false
+	}
+	var out []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		}
+	}
+	if err := json.Unmarshal(plan, &out); err != nil || len(out) != 1 {
+		return 0, false
+	}
+	return out[0].Plan.Rows, true
 }
 
 // probeEach: a subquery with LIMIT, which PostgreSQL's planner does not

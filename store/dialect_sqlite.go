@@ -152,6 +152,12 @@ func (d *sqliteDialect) textMatches(text string) (string, any) {
 
 func (d *sqliteDialect) probeEach(query string) string { return "EXISTS (" + query + ")" }
 
+// estimate: SQLite's planner keeps no counts of a word or a tag that
+// could say it.
+func (d *sqliteDialect) estimate(context.Context, *sql.DB, string, ...any) (float64, bool) {
+	return 0, false
+}
+
 // walkText finds a newest-first page of the records with common words. Testing each record met walking newest first by time costs a
 // full-text probe per record (half a millisecond at a million records);
 // FTS5 hands out its matches newest first by the store's sequence number

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync/atomic"
+	"testing"
 
 	"github.com/llmhistory/llmhistory/record"
 )
@@ -30,4 +31,17 @@ func CountNormalize() (count func() int, undo func()) {
 	var n atomic.Int64
 	normalize = func(r *record.Record) { n.Add(1); r.Normalize() }
 	return func() int { return int(n.Load()) }, func() { normalize = (*record.Record).Normalize }
+}
+
+// Estimate is the database planner's estimate of the rows query returns.
+func Estimate(s *Store, query string, args ...any) (float64, bool) {
+	return s.d.estimate(context.Background(), s.r, s.q(query), args...)
+}
+
+// ExecForTest runs query on the store's writer.
+func ExecForTest(tb testing.TB, s *Store, query string) {
+	tb.Helper()
+	if _, err := s.w.ExecContext(context.Background(), query); err != nil {
+		tb.Fatal(err)
+	}
 }

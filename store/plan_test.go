@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,48 @@ func TestWalkAndGatherAgree(t *testing.T) {
 				}
 				assert.Equal(t, tracePages(1<<40), tracePages(1), "%+v", f)
 			}
+		})
+	}
+}
+
+// A page's plan asks PostgreSQL's statistics how common a word or a tag
+// is before it counts: they know a word most records hold, and one none
+// does, as SQLite, which keeps no such counts, says it does not know.
+func TestPlanEstimates(t *testing.T) {
+	urls := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "h.db")}
+	if srv := pgtest.Start(t, pgtest.Options{}); srv != nil {
+		urls["postgres"] = srv.NewDatabase(t)
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := store.Open(ctx, url)
+			require.NoError(t, err)
+			defer s.Close()
+			recs := storebench.NewWorkload(3, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Second).Batch(3000)
+			_, err = s.Write(ctx, recs)
+			require.NoError(t, err)
+			words := `SELECT seq FROM record_text WHERE tsv @@ plainto_tsquery('simple', $1)`
+			if name == "sqlite" {
+				_, ok := store.Estimate(s, `SELECT rowid FROM record_text WHERE record_text MATCH $1`, "refund")
+				assert.False(t, ok)
+				return
+			}
+			store.ExecForTest(t, s, "ANALYZE")
+			var have int64
+			for _, r := range recs {
+				if strings.Contains(strings.ToLower(string(r.Args)), "refund") {
+					have++
+				}
+			}
+			common, ok := store.Estimate(s, words, "refund")
+			require.True(t, ok)
+			assert.InDelta(t, float64(have), common, float64(have)/2, "a word in %d of %d records", have, len(recs))
+			rare, ok := store.Estimate(s, words, "zyzzyva")
+			require.True(t, ok)
+			assert.Less(t, rare, float64(len(recs))/100, "a word in none")
+			_, ok = store.Estimate(s, "SELECT nonsense FROM nowhere")
+			assert.False(t, ok, "a query the database refuses has no estimate")
 		})
 	}
 }

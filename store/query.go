@@ -144,6 +144,15 @@ func (s *Store) planPage(ctx context.Context, f Filter, limit int) (*plan, error
 	}
 	p := &plan{walkTerms: map[string]bool{}}
 	probe := func(key string, query string, args ...any) error {
+		// Where the database's statistics say a term is common, walk
+		// without counting: counting a word in 86 of 100 records up to
+		// the bound took PostgreSQL 75-1,300 ms at a million records.
+		// A term they call rare is counted: that is cheap (an index
+		// gives its few matches), and the statistics may be stale.
+		if est, ok := s.d.estimate(ctx, s.r, s.q(query), args...); ok && est >= float64(bound) {
+			p.walkTerms[key] = true
+			return nil
+		}
 		var n int64
 		if err := s.r.QueryRowContext(ctx, s.q(`SELECT count(*) FROM (`+query+` LIMIT $`+strconv.Itoa(len(args)+1)+`) AS matches`), append(args, bound)...).Scan(&n); err != nil {
 			return err
