@@ -453,7 +453,7 @@ func (c *conversations) messageHash(m *record.Message) (hash uint64, skip bool) 
 			reasoning = true
 		case record.PartText:
 			s := p.Content
-			if i := strings.Index(s, HistoryGuidance); i >= 0 {
+			if i := indexGuidance(s); i >= 0 {
 				s = strings.TrimRight(s[:i], "\n")
 			}
 			if s != "" {
@@ -480,6 +480,30 @@ func (c *conversations) messageHash(m *record.Message) (hash uint64, skip bool) 
 	writeUint(&h, text.Sum64())
 	writeUint(&h, parts.Sum64())
 	return h.Sum64(), false
+}
+
+// guidanceAnchor is the part of HistoryGuidance that indexGuidance looks
+// for first, at guidanceAnchorAt in it: it begins with a byte that prose
+// seldom has. strings.Index looks for the guidance's first two bytes,
+// "Th", which English prose has every few dozen bytes, and compared the
+// guidance at each: a third of the hash of a 4 KiB answer.
+const guidanceAnchor = "_history: a list of JSON objects"
+
+var guidanceAnchorAt = strings.Index(HistoryGuidance, guidanceAnchor)
+
+// indexGuidance is strings.Index(s, HistoryGuidance).
+func indexGuidance(s string) int {
+	for i := guidanceAnchorAt; i < len(s); {
+		j := strings.Index(s[i:], guidanceAnchor)
+		if j < 0 {
+			return -1
+		}
+		if start := i + j - guidanceAnchorAt; strings.HasPrefix(s[start:], HistoryGuidance) {
+			return start
+		}
+		i += j + 1
+	}
+	return -1
 }
 
 // answerHash is the hash of a response's answer, as the next request

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"os"
@@ -39,8 +40,20 @@ func benchCall(client *http.Client, buf []byte) error {
 
 // benchCallWith is benchCall sending body.
 func benchCallWith(client *http.Client, body, buf []byte) error {
+	return benchCallKey(client, body, buf, "")
+}
+
+// benchKey is an API key as OpenAI's are now: "sk-proj-" and 156 more.
+var benchKey = "sk-proj-" + strings.Repeat("Ab3dEf9hIjKlMn0pQr", 9)[:156]
+
+// benchCallKey is benchCallWith with the key in an Authorization header,
+// as every call to a hosted model carries one, when key is not "".
+func benchCallKey(client *http.Client, body, buf []byte, key string) error {
 	req, _ := http.NewRequest(http.MethodPost, "http://api.example/v1/chat/completions", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -60,10 +73,14 @@ func BenchmarkRecorder(b *testing.B) {
 		// Otherwise every call sends the same request, and the history
 		// keeps only what each adds, as it does for a conversation.
 		unrelated bool
+		// key: the request carries an API key (benchKey), whose value
+		// the recorder looks for wherever it may be echoed.
+		key bool
 	}{
-		{"json", benchdata.JSON, false},
-		{"json-unrelated", benchdata.JSON, true},
-		{"stream", benchdata.SSE, false},
+		{"json", benchdata.JSON, false, false},
+		{"json-key", benchdata.JSON, false, true},
+		{"json-unrelated", benchdata.JSON, true, false},
+		{"stream", benchdata.SSE, false, false},
 	} {
 		for _, recorded := range []bool{false, true} {
 			name := "call=" + call.name + "/transport=bare"
@@ -87,7 +104,11 @@ func BenchmarkRecorder(b *testing.B) {
 					for k, n := 7, i; call.unrelated && k >= 0; k, n = k-1, n/10 {
 						body[at+k] = '0' + byte(n%10)
 					}
-					if err := benchCallWith(client, body, buf); err != nil {
+					key := ""
+					if call.key {
+						key = benchKey
+					}
+					if err := benchCallKey(client, body, buf, key); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -306,4 +327,58 @@ func TestBenchmarkRecords(t *testing.T) {
 			assert.Equal(t, strings.TrimSpace(string(want)), string(got))
 		})
 	}
+}
+
+// BenchmarkRecorderFloor is the least a recorder that keeps what this one
+// keeps must do for BenchmarkRecorder's JSON call, each step at the speed
+// of the library call that does it and nothing around it: read both
+// bodies as JSON (a validating walk: what makes a record JSON-safe, and a
+// cut body an error), look for secrets in the request and in the answer,
+// hash the request's message and the answer to find the conversation,
+// and copy the answer into memory of its own, held as the history holds
+// it (1,000 answers, the history's default, so that collection sees
+// them). "all" does the five in turn: the floor beside which the
+// recorder's CPU added is read (docs/performance.md).
+func BenchmarkRecorderFloor(b *testing.B) {
+	answer := []byte(gjson.GetBytes(benchdata.Response, "choices.0.message.content").Str)
+	message := []byte(gjson.GetBytes(benchRequest, "messages.0").Raw)
+	seed := maphash.MakeSeed()
+	var held [1000][]byte
+	steps := []struct {
+		name string
+		do   func(i int)
+	}{
+		{"validate", func(int) {
+			if !record.ValidJSON(benchRequest) || !record.ValidJSON(benchdata.Response) {
+				b.Fatal("not JSON")
+			}
+		}},
+		{"redact", func(int) {
+			redact.SecretBytes(benchRequest)
+			redact.SecretBytes(answer)
+		}},
+		{"hash", func(int) {
+			maphash.Bytes(seed, message)
+			maphash.Bytes(seed, answer)
+		}},
+		{"copy", func(i int) { held[i%len(held)] = bytes.Clone(answer) }},
+	}
+	run := func(name string, do func(i int)) {
+		b.Run("step="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				do(i)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	for _, s := range steps {
+		run(s.name, s.do)
+	}
+	run("all", func(i int) {
+		for _, s := range steps {
+			s.do(i)
+		}
+	})
 }

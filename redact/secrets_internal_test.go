@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -109,5 +110,67 @@ func TestSecretsLookAtEachByteOnce(t *testing.T) {
 				t.Errorf("%q: %d bytes looked at for a body of %d", unit, looked, len(body))
 			}
 		}
+	}
+}
+
+// literalSeeds are bodies and credentials for indexLiteral: a key in
+// prose, at either end, twice, cut short; a body crowded with the key's
+// rarest byte or its first bytes; a credential of one letter repeated.
+var literalSeeds = []struct{ s, v string }{
+	{"my key is sk-proj-Ab3dEf9hIj, see", "sk-proj-Ab3dEf9hIj"},
+	{"sk-proj-Ab3dEf9hIj", "sk-proj-Ab3dEf9hIj"},
+	{"ask skip sk-proj-Ab3dEf9hI sk-proj-Ab3dEf9hIj", "sk-proj-Ab3dEf9hIj"},
+	{strings.Repeat("sk-proj-Ab3dEf9hI", 50) + "j", "sk-proj-Ab3dEf9hIj"},
+	{strings.Repeat("3", 500) + "x", strings.Repeat("3", 40) + "x"},
+	{strings.Repeat("a", 1000), strings.Repeat("a", 9) + "b"},
+	{strings.Repeat("a", 1000) + "b", strings.Repeat("a", 9) + "b"},
+	{"AKIAIOSFODNN7EXAMPLE/20260101", "AKIAIOSFODNN7EXAMPLE"},
+	{"short", "longer than the body"}, {"", "key12345"},
+}
+
+// indexLiteral finds a credential where strings.Index does.
+func TestIndexLiteral(t *testing.T) {
+	for _, c := range literalSeeds {
+		if got, want := indexLiteral(c.s, c.v), strings.Index(c.s, c.v); got != want {
+			t.Errorf("indexLiteral(%.40q…, %q) = %d, want %d", c.s, c.v, got, want)
+		}
+	}
+}
+
+func FuzzIndexLiteral(f *testing.F) {
+	for _, c := range literalSeeds {
+		f.Add(c.s, c.v)
+	}
+	f.Fuzz(func(t *testing.T, s, v string) {
+		if got, want := indexLiteral(s, v), strings.Index(s, v); got != want {
+			t.Fatalf("indexLiteral(%q, %q) = %d, want %d", s, v, got, want)
+		}
+		// Built from s, so that v is found as often as not.
+		if len(s) > 2 {
+			w := s[len(s)/3 : 2*len(s)/3+1]
+			if got, want := indexLiteral(s, w), strings.Index(s, w); got != want {
+				t.Fatalf("indexLiteral(%q, %q) = %d, want %d", s, w, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkLiterals is the look for an API key's value in 4 KiB of prose
+// that does not hold it, as in every body and answer of a call that
+// carries one: a key of OpenAI's length now (164 bytes) and of its older
+// one (51), beside bytes.Contains.
+func BenchmarkLiterals(b *testing.B) {
+	key := "sk-proj-" + strings.Repeat("Ab3dEf9hIjKlMn0pQr", 9)[:156]
+	for _, k := range []string{key, key[:51]} {
+		b.Run(fmt.Sprintf("key=%d/func=LiteralBytes", len(k)), func(b *testing.B) {
+			for b.Loop() {
+				LiteralBytes(proseBody, []string{k})
+			}
+		})
+		b.Run(fmt.Sprintf("key=%d/func=bytes.Contains", len(k)), func(b *testing.B) {
+			for b.Loop() {
+				bytes.Contains(proseBody, []byte(k))
+			}
+		})
 	}
 }

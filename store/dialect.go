@@ -62,11 +62,10 @@ type dialect interface {
 	// probeEach makes a condition of a query run for each record a walk
 	// meets.
 	probeEach(query string) string
-	// walkText finds a newest-first page (up to limit+1 records after
-	// at) of the records f selects, whose text has common words, in the
-	// full-text index's own order; ok is false when it does not (then
-	// records are walked by time, each tested).
-	walkText(ctx context.Context, s *Store, f Filter, at *cursor, limit int, p *plan) (found []cursor, ok bool, err error)
+	// textSeq is the column of textMatches' query that holds a record's
+	// sequence number; ok when the full-text index hands out its matches
+	// in that order.
+	textSeq() (col string, ok bool)
 	// gapsSeqs reports whether writers commit record numbers out of
 	// order, so that a follower watches the gaps (follow.go).
 	gapsSeqs() bool

@@ -179,11 +179,8 @@ func (postgresDialect) estimate(ctx context.Context, r *sql.DB, query string, ar
 // fold into a join that gathers every match.
 func (postgresDialect) probeEach(query string) string { return "(" + query + " LIMIT 1) IS NOT NULL" }
 
-// walkText: PostgreSQL tests each record a walk by time meets (a
-// tsvector read by its record's key), which costs little.
-func (postgresDialect) walkText(context.Context, *Store, Filter, *cursor, int, *plan) ([]cursor, bool, error) {
-	return nil, false, nil
-}
+// textSeq: a GIN index has no order.
+func (postgresDialect) textSeq() (string, bool) { return "seq", false }
 
 func (postgresDialect) gapsSeqs() bool { return true }
 

@@ -3,11 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,101 +155,8 @@ func (d *sqliteDialect) estimate(context.Context, *sql.DB, string, ...any) (floa
 	return 0, false
 }
 
-// walkText finds a newest-first page of the records with common words. Testing each record met walking newest first by time costs a
-// full-text probe per record (half a millisecond at a million records);
-// FTS5 hands out its matches newest first by the store's sequence number
-// instead, cheaply, and records arrive in time order but for imports.
-// So it takes the matches a chunk at a time by sequence, keeps those the
-// other terms select, and stops when no record older by sequence is newer
-// by time than the page's last, which it asks (normally none; an import
-// of old records makes it go on). ok is false when it gave up: the caller
-// walks by time.
-func (d *sqliteDialect) walkText(ctx context.Context, s *Store, f Filter, at *cursor, limit int, p *plan) (found []cursor, ok bool, err error) {
-	fq := ftsQuery(f.Text)
-	rest := f
-	rest.Text = ""
-	upper := int64(math.MaxInt64)
-	chunk := 4 * (limit + 1) // common words: most of a chunk matches the rest
-	for range 64 {
-		rows, err := s.r.QueryContext(ctx, `SELECT rowid FROM record_text WHERE record_text MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3`, fq, upper, chunk)
-		if err != nil {
-			return nil, false, err
-		}
-		var seqs []any
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				rows.Close()
-				return nil, false, err
-			}
-			seqs = append(seqs, seq)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, false, err
-		}
-		if len(seqs) > 0 {
-			upper = seqs[len(seqs)-1].(int64)
-			var args []any
-			where := rest.whereWith(s, &args, p)
-			if at != nil {
-				where = and(where, at.before(&args))
-			}
-			where = and(where, "r.seq IN ("+placeholders(len(args)+1, len(seqs))+")")
-			args = append(args, seqs...)
-			rs, err := s.r.QueryContext(ctx, s.q(`SELECT r.ts, r.seq FROM records r WHERE `+where), args...)
-			if err != nil {
-				return nil, false, err
-			}
-			for rs.Next() {
-				var c cursor
-				if err := rs.Scan(&c.ts, &c.seq); err != nil {
-					rs.Close()
-					return nil, false, err
-				}
-				found = append(found, c)
-			}
-			rs.Close()
-			if err := rs.Err(); err != nil {
-				return nil, false, err
-			}
-		}
-		slices.SortFunc(found, func(a, b cursor) int {
-			if a.ts != b.ts {
-				return cmpInt(b.ts, a.ts)
-			}
-			return cmpInt(b.seq, a.seq)
-		})
-		if len(seqs) < chunk {
-			return found[:min(len(found), limit+1)], true, nil // every match seen
-		}
-		if len(found) <= limit {
-			continue
-		}
-		// Is any match older by sequence newer by time than the page's
-		// end (its limit+1-th)?
-		found = found[:limit+1]
-		var args []any
-		where := rest.whereWith(s, &args, nil)
-		if at != nil {
-			where = and(where, at.before(&args))
-		}
-		where = and(where, found[limit].newer(&args))
-		args = append(args, upper)
-		where = and(where, "r.seq < $"+strconv.Itoa(len(args)))
-		args = append(args, fq)
-		where = and(where, "EXISTS (SELECT 1 FROM record_text x WHERE x.rowid = r.seq AND record_text MATCH $"+strconv.Itoa(len(args))+")")
-		var one int
-		err = s.r.QueryRowContext(ctx, s.q(`SELECT 1 FROM records r WHERE `+where+` LIMIT 1`), args...).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return found, true, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	return nil, false, nil
-}
+// textSeq: FTS5 keys a record's text by its sequence number, the rowid.
+func (d *sqliteDialect) textSeq() (string, bool) { return "rowid", true }
 
 func (d *sqliteDialect) gapsSeqs() bool { return false }
 

@@ -250,12 +250,12 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, s.readErr(err)
 	}
-	if k := textKey(q.Text); k != "" && p.walk("text", k) {
+	if w, ok := s.walkOf(q.Filter, p); ok {
 		var at *cursor
 		if q.Cursor != "" {
 			at = &c
 		}
-		found, ok, err := s.d.walkText(ctx, s, q.Filter, at, limit, p)
+		found, ok, err := s.walkSeqs(ctx, w, q.Filter, at, limit, p)
 		if err != nil {
 			return Page{}, s.readErr(err)
 		}

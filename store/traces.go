@@ -73,25 +73,23 @@ func (s *Store) Traces(ctx context.Context, q Query) (TracePage, error) {
 	}
 	pos := start
 	// A common word may be found newest first in the full-text index's
-	// own order (the dialect's walkText), rather than tested record by
-	// record.
-	k := textKey(q.Text)
-	byText := k != "" && p.walk("text", k)
+	// own order (walkSeqs), rather than tested record by record.
+	w, bySeq := s.walkOf(q.Filter, p)
 	for len(order) < limit {
 		var rows *sql.Rows
 		var err error
 		more := true // what the chunk was taken from has more
 		var last *cursor
-		if byText {
+		if bySeq {
 			var found []cursor
 			var ok bool
 			f := q.Filter
-			found, ok, err = s.d.walkText(ctx, s, f, pos, chunk-1, p)
+			found, ok, err = s.walkSeqs(ctx, w, f, pos, chunk-1, p)
 			if err != nil {
 				return TracePage{}, s.readErr(err)
 			}
 			if !ok {
-				byText = false
+				bySeq = false
 				continue
 			}
 			if len(found) == 0 {

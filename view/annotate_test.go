@@ -307,7 +307,14 @@ func TestBrowserAddsToADataset(t *testing.T) {
 	assert.Contains(t, eval[string](t, b, `document.querySelector("#add-to-dataset").innerText`), "Add this conversation to golden.jsonl")
 	b.do(t, chromedp.Click(chromedp.CSS(`#add-to-dataset`)), chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)))
 	assert.Equal(t, "Added to golden.jsonl: 1 new item(s).", eval[string](t, b, `document.querySelector("#dataset-added").innerText`))
-	b.do(t, chromedp.Click(chromedp.CSS(`#add-to-dataset`)), chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)))
+	// Again from a fresh page, so that the message waited for is the new
+	// page's, not the one the click navigates away from.
+	b.do(t,
+		chromedp.Navigate(srv.URL+"/c/conv-1?token="+tok.String()),
+		chromedp.WaitVisible(chromedp.CSS(`#add-to-dataset`)),
+		chromedp.Click(chromedp.CSS(`#add-to-dataset`)),
+		chromedp.WaitVisible(chromedp.CSS(`#dataset-added`)),
+	)
 	assert.Equal(t, "Already in golden.jsonl.", eval[string](t, b, `document.querySelector("#dataset-added").innerText`))
 
 	b.do(t,
