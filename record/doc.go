@@ -140,7 +140,11 @@
 // log shipper) see only the new elements, which is why the option is off
 // by default. A program that does not look at Args sets
 // [Reader].SkipArgs: each args_prefix is still checked, and records come
-// out with Args nil (llmhistory report reads this way).
+// out with Args nil (llmhistory report reads this way). A program that
+// takes Args apart anyway sets [Reader].SplitArgs: each record comes out
+// with Args nil and their elements by [Reader.Elements], those it shares
+// with the record it continues that record's own (the store's import
+// reads this way): whole Args would cost the square of a conversation.
 //
 // A damaged file loses nothing more than the damage. When the record
 // named is missing (a line lost, the file cut at the front, lines

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"hash/maphash"
+	"slices"
 )
 
 // A chat API is stateless: every call sends the whole conversation again,
@@ -192,17 +193,26 @@ type prefixResolver struct {
 	// its own bytes: reading costs the file's length, not the square of a
 	// conversation's.
 	skipArgs bool
+	// splitArgs checks each args_prefix as skipArgs does, and gives a
+	// record's Args as their elements (elems) instead of one array: the
+	// elements a record shares with the one it continues are that
+	// record's, not copies (Reader.SplitArgs). A trace's latest record is
+	// remembered by its elements too.
+	splitArgs bool
+	elems     [][]byte // with splitArgs, the elements of the record resolved last
 }
 
 // resolved is a trace's latest record as read: its whole Args, and where
-// each element of them ends once it is known. With skipArgs, args is nil
-// once a record named this one, and sums[k] is the CRC-32C of
-// args[1:ends[k]].
+// each element of them ends once it is known. With skipArgs or
+// splitArgs, args is nil once a record named this one, and sums[k] is
+// the CRC-32C of args[1:ends[k]]; with splitArgs, elems are its Args'
+// elements.
 type resolved struct {
 	callID string
 	args   []byte
 	ends   []int32 // nil until a record named this one
 	sums   []uint32
+	elems  [][]byte
 }
 
 func newPrefixResolver() *prefixResolver {
@@ -229,8 +239,13 @@ func sumsOf(x *resolved) {
 // completed either.
 func (p *prefixResolver) resolve(r *Record) bool {
 	if r.ArgsPrefix == nil {
-		p.latest.put(r.TraceID, resolved{callID: r.CallID, args: r.Args}, len(r.Args))
-		if p.skipArgs {
+		x := resolved{callID: r.CallID, args: r.Args}
+		if p.splitArgs {
+			x.elems = elementsOf(r.Args)
+			p.elems = x.elems
+		}
+		p.latest.put(r.TraceID, x, len(r.Args))
+		if p.skipArgs || p.splitArgs {
 			r.Args = nil
 		}
 		return true
@@ -240,7 +255,7 @@ func (p *prefixResolver) resolve(r *Record) bool {
 	if !ok || prev.callID != ap.CallID || ap.Count < 1 {
 		return p.unresolved(r)
 	}
-	if p.skipArgs {
+	if p.skipArgs || p.splitArgs {
 		return p.check(r, prev)
 	}
 	if prev.ends == nil {
@@ -284,9 +299,10 @@ func NewArgsJoiner() *ArgsJoiner { return &ArgsJoiner{p: newPrefixResolver()} }
 // the Args it adds, and its Truncated names "args".
 func (j *ArgsJoiner) Join(r *Record) bool { return j.p.resolve(r) }
 
-// check is resolve for skipArgs: it checks r's args_prefix against prev,
-// the latest record of r's trace, which it names, and remembers r in its
-// place by sums alone.
+// check is resolve for skipArgs and splitArgs: it checks r's args_prefix
+// against prev, the latest record of r's trace, which it names, and
+// remembers r in its place by sums alone (and its elements, with
+// splitArgs).
 func (p *prefixResolver) check(r *Record, prev resolved) bool {
 	ap := r.ArgsPrefix
 	if prev.sums == nil {
@@ -297,10 +313,15 @@ func (p *prefixResolver) check(r *Record, prev resolved) bool {
 	}
 	end := prev.ends[ap.Count-1]
 	// Every element the two share: prev's slices serve r when r takes
-	// them all (a conversation going on), as prev is forgotten now.
+	// them all (a conversation going on), as prev is forgotten now and
+	// what was handed out of its elements was clipped to its length.
 	ends, sums := prev.ends[:ap.Count], prev.sums[:ap.Count]
+	var elems [][]byte
+	if p.splitArgs {
+		elems = prev.elems[:ap.Count]
+	}
 	if ap.Count < len(prev.ends) {
-		ends, sums = append([]int32(nil), ends...), append([]uint32(nil), sums...)
+		ends, sums, elems = slices.Clone(ends), slices.Clone(sums), slices.Clone(elems)
 	}
 	tail := r.Args // normalized by decoding: a compact JSON array
 	size := int(end) + 1
@@ -310,14 +331,22 @@ func (p *prefixResolver) check(r *Record, prev resolved) bool {
 		size = int(end) + len(tail)
 		crc := crc32.Update(sums[len(sums)-1], castagnoli, []byte{','})
 		from := 1
-		for _, e := range elementEnds(tail, nil, 0) {
+		for k, e := range elementEnds(tail, nil, 0) {
 			crc = crc32.Update(crc, castagnoli, tail[from:e])
 			ends, sums = append(ends, end+e), append(sums, crc)
+			if p.splitArgs {
+				start := from
+				if k > 0 {
+					start++ // past the "," before it
+				}
+				elems = append(elems, tail[start:e])
+			}
 			from = int(e)
 		}
 	}
 	r.Args, r.ArgsPrefix = nil, nil
-	p.latest.put(r.TraceID, resolved{callID: r.CallID, ends: ends, sums: sums}, size)
+	p.elems = slices.Clip(elems)
+	p.latest.put(r.TraceID, resolved{callID: r.CallID, ends: ends, sums: sums, elems: elems}, size)
 	return true
 }
 
@@ -326,10 +355,23 @@ func (p *prefixResolver) unresolved(r *Record) bool {
 	if !hasString(r.Truncated, "args") {
 		r.Truncated = append(r.Truncated, "args")
 	}
-	if p.skipArgs {
+	if p.splitArgs {
+		p.elems = elementsOf(r.Args)
+	}
+	if p.skipArgs || p.splitArgs {
 		r.Args = nil
 	}
 	return false
+}
+
+// elementsOf returns the elements of the JSON array args, views into it.
+func elementsOf(args []byte) [][]byte {
+	var elems [][]byte
+	EachValidElement(args, func(v []byte) bool {
+		elems = append(elems, v)
+		return true
+	})
+	return slices.Clip(elems)
 }
 
 // elementEnds appends to ends the offset just past each element of the

@@ -528,10 +528,21 @@ func TestArgsJoiner(t *testing.T) {
 	assert.NotNil(t, r.ArgsPrefix)
 }
 
-// readAll reads every record and line error of data with a Reader.
-func readAll(data []byte, skipArgs bool) (rs []record.Record, errs []string, unresolved, firstBad int) {
+// How a Reader may be told to give Args.
+type argsMode int
+
+const (
+	argsWhole argsMode = iota
+	argsSkipped
+	argsSplit
+)
+
+// readAll reads every record and line error of data with a Reader, and
+// with SplitArgs each record's elements.
+func readAll(data []byte, mode argsMode) (rs []record.Record, elems [][][]byte, errs []string, unresolved, firstBad int) {
 	rd := record.NewReader(bytes.NewReader(data))
-	rd.SkipArgs = skipArgs
+	rd.SkipArgs = mode == argsSkipped
+	rd.SplitArgs = mode == argsSplit
 	for {
 		r, err := rd.Read()
 		if err == io.EOF {
@@ -542,28 +553,45 @@ func readAll(data []byte, skipArgs bool) (rs []record.Record, errs []string, unr
 			continue
 		}
 		rs = append(rs, r)
+		elems = append(elems, rd.Elements())
 	}
 	unresolved, firstBad = rd.Unresolved()
-	return rs, errs, unresolved, firstBad
+	return rs, elems, errs, unresolved, firstBad
 }
 
-// sameWithoutArgs holds a Reader with SkipArgs to one without: the same
-// records, line errors and unresolved records, Args left out.
+// sameWithoutArgs holds a Reader with SkipArgs, and one with SplitArgs,
+// to one without: the same records, line errors and unresolved records,
+// Args left out; and with SplitArgs, the elements of each record's Args
+// as the whole Args hold them.
 func sameWithoutArgs(t *testing.T, data []byte) {
 	t.Helper()
-	whole, errs, n, first := readAll(data, false)
-	skipped, skipErrs, skipN, skipFirst := readAll(data, true)
-	require.Equal(t, errs, skipErrs)
-	require.Equal(t, [2]int{n, first}, [2]int{skipN, skipFirst}, "records unresolved, and the first one's line")
-	require.Len(t, skipped, len(whole))
-	for i := range whole {
-		assert.Nil(t, skipped[i].Args, skipped[i].CallID)
-		whole[i].Args = nil
-		assert.Equal(t, whole[i], skipped[i])
+	whole, _, errs, n, first := readAll(data, argsWhole)
+	var want [][]string
+	for _, r := range whole {
+		var es [][]byte
+		record.EachValidElement(r.Args, func(v []byte) bool { es = append(es, v); return true })
+		want = append(want, strs(es))
+	}
+	for _, mode := range []argsMode{argsSkipped, argsSplit} {
+		got, elems, gotErrs, gotN, gotFirst := readAll(data, mode)
+		require.Equal(t, errs, gotErrs)
+		require.Equal(t, [2]int{n, first}, [2]int{gotN, gotFirst}, "records unresolved, and the first one's line")
+		require.Len(t, got, len(whole))
+		for i := range whole {
+			assert.Nil(t, got[i].Args, got[i].CallID)
+			w := whole[i]
+			w.Args = nil
+			assert.Equal(t, w, got[i])
+			if mode == argsSplit {
+				assert.Equal(t, want[i], strs(elems[i]), "elements of %s", w.CallID)
+			} else {
+				assert.Empty(t, elems[i])
+			}
+		}
 	}
 }
 
-// SkipArgs checks a file's args_prefix chains as reading them whole does,
+// SkipArgs and SplitArgs check a file's args_prefix chains as reading them whole does,
 // for a conversation going on, one that drops its middle, two traces
 // interleaved, and every damage TestReadArgsPrefixDamaged makes.
 func TestReaderSkipArgs(t *testing.T) {
@@ -587,9 +615,10 @@ func TestReaderSkipArgs(t *testing.T) {
 	sameWithoutArgs(t, file)
 }
 
-// A long conversation's file is read with SkipArgs in memory that grows
-// with the file, where putting every record's Args back together takes
-// the square of the conversation (the report reads this way). Bytes
+// A long conversation's file is read with SkipArgs or SplitArgs in memory
+// that grows with the file, where putting every record's Args back
+// together takes the square of the conversation (the report reads with
+// SkipArgs, the store's import with SplitArgs). Bytes
 // allocated, not time: the count does not drift with the machine.
 func TestReaderSkipArgsLinear(t *testing.T) {
 	var rs []record.Record
@@ -597,17 +626,17 @@ func TestReaderSkipArgsLinear(t *testing.T) {
 		rs = append(rs, call(i, "t", args))
 	}
 	file := writeCompact(t, rs)
-	for _, skip := range []bool{true, false} {
+	for _, mode := range []argsMode{argsSkipped, argsSplit, argsWhole} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		got, errs, n, _ := readAll(file, skip)
+		got, _, errs, n, _ := readAll(file, mode)
 		runtime.ReadMemStats(&after)
 		require.Len(t, got, 400)
 		require.Empty(t, errs)
 		require.Zero(t, n)
 		allocated := after.TotalAlloc - before.TotalAlloc
-		t.Logf("SkipArgs %v: %d MiB allocated for a %d KiB file", skip, allocated>>20, len(file)>>10)
-		if skip {
+		t.Logf("Args %s: %d MiB allocated for a %d KiB file", [...]string{"whole", "skipped", "split"}[mode], allocated>>20, len(file)>>10)
+		if mode != argsWhole {
 			assert.Less(t, allocated, uint64(16*len(file)))
 		}
 		// Whole Args cost the square of the conversation (84 MiB here): the

@@ -62,6 +62,15 @@ type Reader struct {
 	// each record would hold, take the square of its length to build.
 	// Set it before the first Read.
 	SkipArgs bool
+	// SplitArgs gives every record with Args nil, and the elements its
+	// Args hold by [Reader.Elements] instead, for a program that takes
+	// Args apart anyway (the store keeps each element once). Records
+	// written with args_prefix are checked as with SkipArgs, and the
+	// elements a record shares with the record it continues are that
+	// record's, not copies: reading costs the file's length, where
+	// whole Args would cost the square of a conversation's. Set it
+	// before the first Read.
+	SplitArgs bool
 
 	prefixes   *prefixResolver
 	unresolved int
@@ -86,6 +95,9 @@ func (r *Reader) Read() (Record, error) {
 		if len(raw) == 0 {
 			continue
 		}
+		if r.prefixes != nil {
+			r.prefixes.elems = nil // the last record's, until this one's
+		}
 		r.seen = newPresence()
 		rec, err := decodeLine(raw, &r.seen)
 		if err != nil {
@@ -99,6 +111,7 @@ func (r *Reader) Read() (Record, error) {
 		if r.prefixes == nil {
 			r.prefixes = newPrefixResolver()
 			r.prefixes.skipArgs = r.SkipArgs
+			r.prefixes.splitArgs = r.SplitArgs
 		}
 		if !r.prefixes.resolve(&rec) {
 			if r.unresolved++; r.unresolved == 1 {
@@ -107,6 +120,19 @@ func (r *Reader) Read() (Record, error) {
 		}
 		return rec, nil
 	}
+}
+
+// Elements returns, with [Reader.SplitArgs] set, the elements of the Args
+// of the record the last Read returned, in order: each a JSON value as
+// [Record.AppendJSON] writes it, a view into bytes the Reader does not
+// change. What they are is what the record's Args would have held whole
+// (only what it adds, when its earlier record was missing). Without
+// SplitArgs it returns nil.
+func (r *Reader) Elements() [][]byte {
+	if r.prefixes == nil {
+		return nil
+	}
+	return r.prefixes.elems
 }
 
 // Unresolved returns how many records read so far named an earlier record

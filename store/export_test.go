@@ -45,3 +45,6 @@ func ExecForTest(tb testing.TB, s *Store, query string) {
 		tb.Fatal(err)
 	}
 }
+
+// ImportBatch is how many records Import writes per transaction.
+const ImportBatch = importBatch

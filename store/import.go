@@ -44,15 +44,21 @@ func (s *Store) Import(ctx context.Context, r io.Reader, badLine func(line int, 
 	go func() {
 		defer close(chunks)
 		rd := record.NewReader(r)
+		// A conversation's records share the elements of their Args, as
+		// the file does, rather than each hold them all: the store keeps
+		// each element once anyway.
+		rd.SplitArgs = true
 		read, bad := 0, 0
 		defer func() { counts <- [2]int{read, bad} }()
 		batch := make([]record.Record, 0, importBatch)
+		args := make([][][]byte, 0, importBatch)
 		send := func() bool {
 			if len(batch) == 0 {
 				return true
 			}
-			c := prepareChunk(batch, true) // the reader normalized them
+			c := prepareChunk(batch, args)
 			batch = make([]record.Record, 0, importBatch)
+			args = make([][][]byte, 0, importBatch)
 			select {
 			case chunks <- c:
 				return true
@@ -79,6 +85,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, badLine func(line int, 
 			}
 			read++
 			batch = append(batch, rec)
+			args = append(args, rd.Elements())
 			if len(batch) == importBatch && !send() {
 				return
 			}

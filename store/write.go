@@ -64,7 +64,7 @@ func (s *Store) Write(ctx context.Context, recs []record.Record) (WriteResult, e
 	}
 	for len(recs) > 0 {
 		n := min(len(recs), writeChunk)
-		r, err := s.writePrepared(ctx, prepareChunk(recs[:n], false))
+		r, err := s.writePrepared(ctx, prepareChunk(recs[:n], nil))
 		res.Written += r.Written
 		res.Duplicates += r.Duplicates
 		if err != nil {
@@ -83,9 +83,10 @@ type chunk struct {
 	dups int // records given twice in it
 }
 
-// prepareChunk readies recs, each call ID once; normalized says they were
-// decoded by record's reader.
-func prepareChunk(recs []record.Record, normalized bool) chunk {
+// prepareChunk readies recs, each call ID once. args, when not nil, are
+// the elements of each record's Args as record's reader split them
+// (Reader.SplitArgs), which also normalized the records.
+func prepareChunk(recs []record.Record, args [][][]byte) chunk {
 	now := time.Now()
 	var c chunk
 	inBatch := make(map[string]bool, len(recs))
@@ -99,7 +100,13 @@ func prepareChunk(recs []record.Record, normalized bool) chunk {
 		firsts = append(firsts, i)
 	}
 	c.ps = make([]*prep, len(firsts))
-	parallel(len(firsts), func(i int) { c.ps[i] = prepare(recs[firsts[i]], now, normalized) })
+	parallel(len(firsts), func(i int) {
+		if args != nil {
+			c.ps[i] = prepareSplit(recs[firsts[i]], args[firsts[i]], now)
+		} else {
+			c.ps[i] = prepare(recs[firsts[i]], now)
+		}
+	})
 	return c
 }
 
@@ -140,12 +147,12 @@ func ctxAlive(err error) bool {
 
 // prep is one record on its way into the database.
 type prep struct {
-	r        record.Record // Args normalized
+	r        record.Record // Args normalized, or nil when split (elems)
 	ts, sec  int64         // timestamp in µs and s since the epoch
 	provider string
 	errType  string
 	dims     dims     // its names' IDs (names.go), once resolved
-	elems    [][]byte // the elements of Args, views into r.Args
+	elems    [][]byte // the elements of Args, views into them
 	sums     []uint64 // a keyed hash of each
 
 	seq   int64
@@ -180,14 +187,29 @@ var sumSeed = maphash.MakeSeed()
 var normalize = (*record.Record).Normalize
 
 // prepare readies a record. Its Args are checked and normalized unless
-// known to be already: decoded by record's reader (normalized), or added
-// to the recorder's history, which checked them (record.ArgsShaped). The
-// rest needs no normalizing: the record is stored as AppendJSON writes it.
-func prepare(r record.Record, now time.Time, normalized bool) *prep {
-	if !normalized && !r.ArgsShaped() {
+// known to be already: added to the recorder's history, which checked
+// them (record.ArgsShaped). The rest needs no normalizing: the record is
+// stored as AppendJSON writes it.
+func prepare(r record.Record, now time.Time) *prep {
+	if !r.ArgsShaped() {
 		normalize(&r)
 	}
-	p := &prep{r: r}
+	var elems [][]byte
+	record.EachValidElement(r.Args, func(v []byte) bool {
+		elems = append(elems, v)
+		return true
+	})
+	return prepareSplit(r, elems, now)
+}
+
+// prepareSplit readies a record whose Args are elems (its own Args
+// unused): as record's reader decoded and split them, or as prepare
+// found them.
+func prepareSplit(r record.Record, elems [][]byte, now time.Time) *prep {
+	p := &prep{r: r, elems: elems, sums: make([]uint64, len(elems))}
+	for i, v := range elems {
+		p.sums[i] = maphash.Bytes(sumSeed, v)
+	}
 	t, err := record.ParseTime(r.Timestamp)
 	if err != nil {
 		t = now // a record that says nothing of its time is kept as of its writing
@@ -196,11 +218,6 @@ func prepare(r record.Record, now time.Time, normalized bool) *prep {
 	p.sec = t.Unix()
 	p.provider = r.Provider()
 	p.errType = r.FailureType()
-	record.EachValidElement(r.Args, func(v []byte) bool {
-		p.elems = append(p.elems, v)
-		p.sums = append(p.sums, maphash.Bytes(sumSeed, v))
-		return true
-	})
 	doc := r
 	doc.Args, doc.Output = nil, nil // kept as references
 	p.doc = doc.AppendJSON(make([]byte, 0, 512))
