@@ -61,7 +61,7 @@ func TestRenderError(t *testing.T) {
 func TestRenderRefusesOtherMethods(t *testing.T) {
 	_, _, err := anthropic.Provider{}.RenderRequest(anthropic.MethodCountTokens, nil, nil)
 	if err == nil {
-		t.Fatal("embeddings rendered")
+		t.Fatal("count_tokens rendered")
 	}
 }
 

@@ -56,7 +56,7 @@ func TestRenderRoundTrip(t *testing.T) {
 func TestRenderRefusesOtherMethods(t *testing.T) {
 	_, _, err := bedrock.Provider{}.RenderRequest(bedrock.MethodInvokeModel, nil, nil)
 	if err == nil {
-		t.Fatal("embeddings rendered")
+		t.Fatal("InvokeModel rendered (only Converse renders)")
 	}
 }
 
