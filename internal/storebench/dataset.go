@@ -197,7 +197,7 @@ func CachedSQLite(n int) string {
 
 // schemaFingerprint changes when the workload or what the store writes
 // does, so that a kept file is not measured as a new one.
-const schemaFingerprint = "workload-2 store-4"
+const schemaFingerprint = "workload-3 store-4"
 
 // BenchQueries measures what a reader asks of a store of d.Records
 // records: a record by call ID, a trace's records, filtered pages of 50,

@@ -45,8 +45,9 @@ type ConversationOptions struct {
 // Conversation returns the records of a chat of opts.Turns calls (a nil
 // rng is a fixed one): each
 // sends the system prompt and every earlier turn again, as a chat API
-// does, and adds one user message; its answer is in the next call's
-// args. It also returns the bytes of its unique text: the system prompt,
+// does, and adds one user message; its answer is its Output (kept, as a
+// recorder keeps it by default) and is in the next call's args. Messages
+// are in the message model, as a recorder writes them. It also returns the bytes of its unique text: the system prompt,
 // every user message and answer once, as JSON elements.
 func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, unique int) {
 	if rng == nil {
@@ -64,9 +65,11 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 	if o.Model == "" {
 		o.Model = "gpt-4o-mini"
 	}
-	msg := func(role, content string) json.RawMessage {
-		b, _ := json.Marshal(map[string]string{"role": role, "content": content})
-		return b
+	// Messages as a recorder writes them (the message model), whatever
+	// the provider: the store and the viewer read that, not a wire shape.
+	msg := func(role, content string) []byte {
+		m := record.TextMessage(role, content)
+		return m.AppendJSON(nil)
 	}
 	// The elements so far, comma-separated: each call's args are them in
 	// brackets, a copy rather than an encoding.
@@ -79,8 +82,10 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 		unique += len(user)
 		args := make([]byte, 0, len(elems)+2)
 		args = append(append(append(args, '['), elems...), ']')
-		answer := Text(rng, o.AssistantByte)
+		answer := record.TextMessage(record.RoleAssistant, Text(rng, o.AssistantByte))
+		a := answer.AppendJSON(nil)
 		r := record.Record{
+			Output:     &answer, // kept by default, as a recorder does
 			CallID:     fmt.Sprintf("%s-%05d", o.Trace, i),
 			Timestamp:  record.FormatTime(o.Start.Add(time.Duration(i) * 7 * time.Second)),
 			Speaker:    record.SpeakerUser,
@@ -93,8 +98,8 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 			Tags:       o.Tags,
 			DurationMS: 300 + float64(rng.IntN(2000)),
 			Model:      o.Model,
-			Usage:      &record.Usage{InputTokens: len(args) / 4, OutputTokens: len(answer) / 4, TotalTokens: len(args)/4 + len(answer)/4},
-			Cost:       &record.Cost{USD: float64(len(args)+len(answer)) * 1e-7, Table: "litellm-2026-11-20"},
+			Usage:      &record.Usage{InputTokens: len(args) / 4, OutputTokens: len(a) / 4, TotalTokens: len(args)/4 + len(a)/4},
+			Cost:       &record.Cost{USD: float64(len(args)+len(a)) * 1e-7, Table: "litellm-2026-11-20"},
 			Attempts:   1,
 
 			HistoryRecordAppended:   true,
@@ -105,10 +110,9 @@ func Conversation(rng *rand.Rand, o ConversationOptions) (recs []record.Record, 
 			r.Outcome.HTTPStatus = 429
 			r.ErrorType = record.ErrorRateLimit
 			r.ErrorMessage = "Rate limit reached for requests"
-			r.Usage, r.Cost = nil, nil
+			r.Usage, r.Cost, r.Output = nil, nil, nil
 		}
 		recs = append(recs, r)
-		a := msg("assistant", answer)
 		elems = append(append(elems, ','), a...)
 		unique += len(a)
 	}

@@ -246,9 +246,10 @@ func testArgsWholeAndLinear(t *testing.T, url string) {
 
 	d, err := s.Describe(ctx)
 	require.NoError(t, err)
-	// The system prompt is shared; each turn adds a user message and the
-	// answer the next call sends back.
-	assert.EqualValues(t, 1+turns+(turns-1)+30+29, d.Messages, "each message stored once")
+	// The system prompt is shared; each turn adds a user message and its
+	// answer, kept as the record's output and sent back by the next call
+	// as one message. The loose record repeats other[29]'s.
+	assert.EqualValues(t, 1+turns+turns+30+30, d.Messages, "each message stored once")
 
 	got, err := s.Trace(ctx, "long")
 	require.NoError(t, err)
