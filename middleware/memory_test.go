@@ -41,9 +41,9 @@ const (
 // conversation's messages as JSON, as the last request sent them, and the
 // last answer. Turns of 200 bytes are measured too, within
 // maxHeldPerShortText: the less text a record has, the more its fields
-// weigh. With the answers kept they are logged only (4.4 to 4.5x): an
-// answer is held twice, as the record's output and in the next call's
-// args, until the history keeps it once (issue 36, not done).
+// weigh (a heap profile of the held records: the history's slot of a
+// record, over 400 bytes, and what the record adds to its args, the new
+// messages, are most of it; the rest is small per record).
 func TestConversationHeldInMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the heap")
