@@ -623,3 +623,23 @@ func TestStreamedReasoning(t *testing.T) {
 		chunk(`{"content":null,"reasoning_content":"once","reasoning":"once"}`), "[DONE]")))
 	assert.Equal(t, "once", res.Output.Reasoning(), "both keys: the text once")
 }
+
+// A Responses stream may write to an item after a later one began: a
+// reasoning summary still streaming when the message's item is added.
+// Each item's text is its own (growing the items once moved the earlier
+// item's builders, and the next write panicked; found by fuzzing).
+func TestStreamWritesToAnEarlierItem(t *testing.T) {
+	res := openai.Provider{}.ParseResponse(responsesCall, streamResponse(sse(
+		`{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}`,
+		`{"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"Think"}`,
+		`{"type":"response.output_item.added","output_index":1,"item":{"type":"message"}}`,
+		`{"type":"response.output_text.delta","output_index":1,"delta":"Hello"}`,
+		`{"type":"response.output_item.added","output_index":2,"item":{"type":"message"}}`,
+		`{"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"ing."}`,
+		`{"type":"response.output_text.delta","output_index":1,"delta":", world"}`,
+		`{"type":"response.output_text.delta","output_index":2,"delta":"!"}`,
+		`{"type":"response.completed","response":{"id":"r","status":"completed"}}`)))
+	require.True(t, res.Outcome.OK, "%+v", res)
+	assert.Equal(t, "Thinking.", res.Output.Reasoning())
+	assert.Equal(t, "Hello, world!", res.Output.Text())
+}

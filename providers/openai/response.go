@@ -402,9 +402,11 @@ func contentFiltered(res *providers.Result) {
 }
 
 // outputSet assembles the output items of a Responses API stream, one
-// slot per item in the order of their output_index.
+// slot per item in the order of their output_index. Slots are pointers:
+// a slot's builders must not move when a later item grows the slice, as
+// an event may still write to an earlier item.
 type outputSet struct {
-	slots   []outputSlot
+	slots   []*outputSlot
 	byIndex map[int64]int
 }
 
@@ -424,14 +426,15 @@ type outputSlot struct {
 // slot returns the slot of the item at output index i, creating it.
 func (o *outputSet) slot(i int64) *outputSlot {
 	if pos, ok := o.byIndex[i]; ok {
-		return &o.slots[pos]
+		return o.slots[pos]
 	}
 	if o.byIndex == nil {
 		o.byIndex = make(map[int64]int)
 	}
 	o.byIndex[i] = len(o.slots)
-	o.slots = append(o.slots, outputSlot{})
-	return &o.slots[len(o.slots)-1]
+	sl := new(outputSlot)
+	o.slots = append(o.slots, sl)
+	return sl
 }
 
 // joinPieces appends to each call what its fragments gathered: views of
@@ -461,8 +464,7 @@ func (sl *outputSlot) reasoningPart() {
 // items are (outputMessage) when they came whole.
 func (o *outputSet) message() record.Message {
 	m := record.Message{Role: record.RoleAssistant}
-	for i := range o.slots {
-		sl := &o.slots[i]
+	for _, sl := range o.slots {
 		if sl.done != "" {
 			itemMessage(wire.Parse(wire.View(sl.done)), &m)
 			m.Role = record.RoleAssistant
