@@ -39,6 +39,9 @@ type Dataset struct {
 	CallIDs    []string  // a sample of call IDs
 	Users      []string  // a sample of users with records
 	// Built is how long writing it took, 0 when it was there already.
+	// Continued is the record it was continued from, when a cut run had
+	// written the records before it.
+	Continued   int
 	Built       time.Duration
 	BuiltCPU    time.Duration
 	UniqueBytes int64 // of the workload's text
@@ -82,12 +85,7 @@ func Fill(tb testing.TB, url string, n int) *Dataset {
 			}
 		}
 		// No samples beside it: a run was cut while it wrote the file
-		// (the samples are written last). Made again.
-		for _, f := range []string{file, file + "-wal", file + "-shm", file + ".spill.jsonl", sidecar} {
-			if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-				tb.Fatal(err)
-			}
-		}
+		// (the samples are written last). It is continued below.
 	}
 	s, err := store.OpenWith(ctx, url, store.Options{})
 	if err != nil {
@@ -98,10 +96,21 @@ func Fill(tb testing.TB, url string, n int) *Dataset {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if have != 0 {
+	// A kept file a cut run began holds the workload's first records:
+	// batches are written in order, each transaction whole. The rest is
+	// written after them, the workload made again from its seed (cheap
+	// beside writing) for its samples; the last batch is written again
+	// in case, as Write skips call IDs it holds. A ten-million-record
+	// file takes hours, more than one sitting.
+	resume := 0
+	switch {
+	case have > int64(n) || (have > 0 && !cached):
 		tb.Fatalf("%s holds %d records, not 0", url, have)
+	case have > 0:
+		resume = max(0, int(have)-4096)
+		tb.Logf("%s holds %d records of %d: continued from record %d", url, have, n, resume)
 	}
-	d := &Dataset{URL: url, Records: n, Start: datasetStart(n)}
+	d := &Dataset{URL: url, Records: n, Start: datasetStart(n), Continued: resume}
 	w := NewWorkload(42, d.Start, MonthStep)
 	rng := rand.New(rand.NewPCG(7, 7))
 	sample := func(list *[]string, v string) {
@@ -145,13 +154,18 @@ func Fill(tb testing.TB, url string, n int) *Dataset {
 		if i == n-1 {
 			d.End, _ = record.ParseTime(r.Timestamp)
 		}
+		if i < resume {
+			continue
+		}
 		batch = append(batch, r)
 		if len(batch) == cap(batch) || i == n-1 {
 			batches <- batch
 			batch = make([]record.Record, 0, 4096)
 		}
-		if i%(1<<20) == 0 && i > 0 {
-			tb.Logf("%d records made", i)
+		if i%(1<<20) == 0 && i > resume {
+			// On stderr as it goes: a benchmark's log comes at its end,
+			// and a big file takes hours.
+			fmt.Fprintf(os.Stderr, "storebench: %s: %d of %d records written, %.0f/s\n", file, i, n, float64(i-resume)/time.Since(start).Seconds())
 		}
 	}
 	close(batches)
@@ -160,8 +174,9 @@ func Fill(tb testing.TB, url string, n int) *Dataset {
 	}
 	d.UniqueBytes = w.UniqueBytes
 	d.Built, d.BuiltCPU = time.Since(start), CPUTime()-cpu0
-	tb.Logf("filled %s with %d records in %v (%.0f records/s, %.1f CPU µs/record)", url, n, d.Built.Round(time.Second),
-		float64(n)/d.Built.Seconds(), float64(d.BuiltCPU.Microseconds())/float64(n))
+	wrote := n - resume
+	tb.Logf("filled %s with %d records in %v (%.0f records/s, %.1f CPU µs/record)", url, wrote, d.Built.Round(time.Second),
+		float64(wrote)/d.Built.Seconds(), float64(d.BuiltCPU.Microseconds())/float64(wrote))
 	if cached {
 		b, _ := json.Marshal(d)
 		if err := os.WriteFile(sidecar, b, 0o600); err != nil {
