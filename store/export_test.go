@@ -48,3 +48,8 @@ func ExecForTest(tb testing.TB, s *Store, query string) {
 
 // ImportBatch is how many records Import writes per transaction.
 const ImportBatch = importBatch
+
+// EncodeDoc and DecodeDoc are the codec of a record's stored document.
+func EncodeDoc(doc []byte) []byte             { return encodeDoc(doc) }
+func DecodeDoc(stored []byte) ([]byte, error) { return decodeDoc(stored) }
+func DocDict() []byte                         { return []byte(docDict1) }
