@@ -193,6 +193,15 @@ func (s *Server) Start() error {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
 	cmd := s.command(filepath.Join(s.bin, "postgres"), args...)
+	// A test binary that dies without its cleanups (killed by -timeout,
+	// a crash, a package without Main) takes its server with it: fast
+	// shutdown when this process ends. Go sets it after the credentials
+	// (a change of user would clear it), and never exits the threads
+	// that start processes.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGINT
 	logf, err := os.OpenFile(filepath.Join(os.TempDir(), filepath.Base(s.Dir)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -2,7 +2,13 @@ package pgtest_test
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,4 +50,48 @@ func TestServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2.Close(ctx)
+}
+
+// A test process that ends without stopping its server (killed by
+// -timeout, crashed) takes the server with it: a leftover server would
+// hold its port, its memory and its files until the machine restarts.
+func TestServerEndsWithItsProcess(t *testing.T) {
+	if os.Getenv("PGTEST_CHILD") == "1" {
+		s := pgtest.Shared(t)
+		fmt.Println("port", s.Port)
+		os.Exit(0) // no Main, no cleanups
+	}
+	if testing.Short() {
+		t.Skip("starts a server in a child process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestServerEndsWithItsProcess$")
+	cmd.Env = append(os.Environ(), "PGTEST_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var port int
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, err := fmt.Sscanf(line, "port %d", &port); err == nil {
+			break
+		}
+	}
+	if port == 0 {
+		if strings.Contains(string(out), "SKIP") {
+			t.Skipf("no server in the child:\n%s", out)
+		}
+		t.Fatalf("the child said no port:\n%s", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err != nil {
+			return // stopped
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("the server on port %d outlived its test process by 30 s", port)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
