@@ -58,7 +58,7 @@ func TestServer(t *testing.T) {
 func TestServerEndsWithItsProcess(t *testing.T) {
 	if os.Getenv("PGTEST_CHILD") == "1" {
 		s := pgtest.Shared(t)
-		fmt.Println("port", s.Port)
+		fmt.Println("port", s.Port, s.Dir)
 		os.Exit(0) // no Main, no cleanups
 	}
 	if testing.Short() {
@@ -71,10 +71,19 @@ func TestServerEndsWithItsProcess(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 	var port int
+	var dir string
 	for _, line := range strings.Split(string(out), "\n") {
-		if _, err := fmt.Sscanf(line, "port %d", &port); err == nil {
+		if _, err := fmt.Sscanf(line, "port %d %s", &port, &dir); err == nil {
 			break
 		}
+	}
+	if dir != "" {
+		// The cluster the child left, once its server is gone (a
+		// server that is not gone fails the test below).
+		defer func() {
+			os.RemoveAll(dir)
+			os.Remove(dir + ".log")
+		}()
 	}
 	if port == 0 {
 		if strings.Contains(string(out), "SKIP") {
