@@ -61,8 +61,21 @@ func dropMarked(t []byte, out []Match, n int) []Match {
 }
 
 // nearMark reports whether m overlaps a mark in t, or is the whole of
-// one's inside.
+// one's inside, or is glued to one as a number is to the next (by '.',
+// '-', '/' or ':'): a mark stands where a value was, and
+// "+1000000000:[CARD]" was "+1000000000:4111111111111111", one token
+// and no phone number (endsWord); a second pass leaves it so.
 func nearMark(t []byte, m Match) bool {
+	if e := m.End; e+1 < len(t) && numberGlue(t[e]) && t[e+1] == '[' && markEnd(t, e+1) > 0 {
+		return true
+	}
+	if s := m.Start; s >= 2 && numberGlue(t[s-1]) && t[s-2] == ']' {
+		for i := s - 2; i >= 0 && s-2-i <= len("[SECRET:123456]"); i-- {
+			if t[i] == '[' && markEnd(t, i) == s-1 {
+				return true
+			}
+		}
+	}
 	from := max(0, m.Start-len("[SECRET:"))
 	for i := from; i < m.End && i < len(t); i++ {
 		if t[i] != '[' {
@@ -74,6 +87,10 @@ func nearMark(t []byte, m Match) bool {
 	}
 	return false
 }
+
+// numberGlue reports whether c joins two numbers into one token ("1.5",
+// "2026-11", "1/2", "10:30"), as endsWord reads them.
+func numberGlue(c byte) bool { return c == '.' || c == '-' || c == '/' || c == ':' }
 
 // markEnd returns the end of the mark at t[i], or 0 when there is none.
 func markEnd(t []byte, i int) int {
