@@ -2,7 +2,9 @@
 // postgres binaries (/usr/lib/postgresql/*/bin, the postgresql package),
 // a cluster made by initdb in a temporary directory, owned by an
 // unprivileged user when the tests run as root (postgres refuses root),
-// listening on a free loopback port, removed when done.
+// listening on a free loopback port, removed when done. A server ends
+// with the test process that started it, and the next start removes the
+// clusters such processes left.
 //
 // Without the binaries a test is skipped, unless LLMHISTORY_REQUIRE_POSTGRES
 // is 1 (as CI sets it): then it fails, so that a store test cannot pass
@@ -120,8 +122,15 @@ func start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweep()
 	dir, err := os.MkdirTemp("", "llmhistory-pg-")
 	if err != nil {
+		return nil, err
+	}
+	// Who made it, for sweep: beside the cluster, which initdb wants
+	// empty.
+	if err := os.WriteFile(dir+".owner", []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &Server{Dir: dir, bin: bin, opts: o}
@@ -129,35 +138,88 @@ func start(o Options) (*Server, error) {
 		// postgres will not run as root: hand the directory to nobody.
 		u, err := user.Lookup("nobody")
 		if err != nil {
-			os.RemoveAll(dir)
+			s.remove()
 			return nil, fmt.Errorf("running as root, and no user nobody to run postgres as: %v", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
+			s.remove()
 			return nil, err
 		}
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
+		s.remove()
 		return nil, err
 	}
 	initdb := s.command(filepath.Join(bin, "initdb"), "-D", dir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions")
 	if out, err := initdb.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
+		s.remove()
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	if s.Port, err = freePort(); err != nil {
-		os.RemoveAll(dir)
+		s.remove()
 		return nil, err
 	}
 	if err := s.Start(); err != nil {
-		os.RemoveAll(dir)
+		s.remove()
 		return nil, err
 	}
 	return s, nil
+}
+
+// sweep removes the clusters (183 MB each) of test processes that ended
+// without their cleanups: killed by go test's -timeout, or fuzzing's
+// workers, which the fuzzer kills. Their servers ended with them
+// (Pdeathsig); their files stay until someone removes them. A cluster is
+// left alone while the process that made it lives, and one made before
+// owners were written down while a postmaster runs in it or for an hour
+// after it changed.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "llmhistory-pg-*"))
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if b, err := os.ReadFile(dir + ".owner"); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) {
+				continue
+			}
+		} else if fi, err := os.Stat(dir); err != nil || time.Since(fi.ModTime()) < time.Hour || postmasterRuns(dir) {
+			continue
+		}
+		(&Server{Dir: dir}).remove()
+	}
+}
+
+// alive reports whether process pid exists (a signal 0 finds it; EPERM
+// says it exists under another user).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+// postmasterRuns reports whether the postmaster.pid of a cluster names a
+// live process.
+func postmasterRuns(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	return err == nil && alive(pid)
+}
+
+// remove removes the cluster, its log and its owner's mark.
+func (s *Server) remove() {
+	os.RemoveAll(s.Dir)
+	os.Remove(filepath.Join(os.TempDir(), filepath.Base(s.Dir)+".log"))
+	os.Remove(s.Dir + ".owner")
 }
 
 func (s *Server) command(name string, args ...string) *exec.Cmd {
@@ -268,8 +330,7 @@ func (s *Server) Stop() error {
 // Close stops the server and removes its cluster.
 func (s *Server) Close() {
 	s.Stop()
-	os.RemoveAll(s.Dir)
-	os.Remove(filepath.Join(os.TempDir(), filepath.Base(s.Dir)+".log"))
+	s.remove()
 }
 
 // URL is the URL of database db on the server, as user postgres.

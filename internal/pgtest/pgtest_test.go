@@ -78,11 +78,12 @@ func TestServerEndsWithItsProcess(t *testing.T) {
 		}
 	}
 	if dir != "" {
-		// The cluster the child left, once its server is gone (a
-		// server that is not gone fails the test below).
+		// The cluster the child left, if the test fails before the
+		// sweep below removes it.
 		defer func() {
 			os.RemoveAll(dir)
 			os.Remove(dir + ".log")
+			os.Remove(dir + ".owner")
 		}()
 	}
 	if port == 0 {
@@ -95,12 +96,32 @@ func TestServerEndsWithItsProcess(t *testing.T) {
 	for {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err != nil {
-			return // stopped
+			break // stopped
 		}
 		c.Close()
 		if time.Now().After(deadline) {
 			t.Fatalf("the server on port %d outlived its test process by 30 s", port)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Its cluster stays behind (183 MB): the next server started on the
+	// machine removes it, and keeps this process's own.
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the child's cluster %s: %v", dir, err)
+	}
+	shared := pgtest.Shared(t)
+	mine := pgtest.Start(t, pgtest.Options{})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the cluster of the ended child is still there after a start (%v)", err)
+	}
+	if _, err := os.Stat(dir + ".owner"); !os.IsNotExist(err) {
+		t.Errorf("its owner's mark is still there (%v)", err)
+	}
+	if _, err := os.Stat(mine.Dir); err != nil {
+		t.Errorf("the new server's own cluster: %v", err)
+	}
+	if _, err := os.Stat(shared.Dir); err != nil {
+		t.Errorf("this process's shared cluster, made before the start: %v", err)
 	}
 }
