@@ -98,6 +98,9 @@ var transports = []transport{
 		rec := middleware.NewRecorder(middleware.WithSink(sink))
 		return middleware.Chain(base, rec.Middleware()), func() { rec.Close() }
 	}},
+	// The floor: the least a recorder that keeps what this one keeps must
+	// do (floor_test.go).
+	{"floor", func(base http.RoundTripper) (http.RoundTripper, func()) { return newFloorRecorder(base) }},
 	{"otelhttp", func(base http.RoundTripper) (http.RoundTripper, func()) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 		return otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp)), func() { tp.Shutdown(context.Background()) }
