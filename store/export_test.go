@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -53,3 +54,27 @@ const ImportBatch = importBatch
 func EncodeDoc(doc []byte) []byte             { return encodeDoc(doc) }
 func DecodeDoc(stored []byte) ([]byte, error) { return decodeDoc(stored) }
 func DocDict() []byte                         { return []byte(docDict1) }
+
+// RollupColumns are the columns an aggregate reads of a rollup row.
+const RollupColumns = rollupColumns
+
+// SQLitePlan is SQLite's EXPLAIN QUERY PLAN of query, its steps' details
+// one a line.
+func SQLitePlan(tb testing.TB, s *Store, query string, args ...any) string {
+	tb.Helper()
+	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+s.q(query), args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			tb.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n")
+}

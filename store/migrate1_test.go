@@ -22,17 +22,20 @@ import (
 )
 
 // A store of schema version 1 (no scores, no names, no tagsets, rollups
-// on SQLite only, by model and the like), and one of version 2 (scores
-// added), migrate to the present version: its names, each record's
-// tagset and the rollups are made from its records (version 3), its
-// scores kept, and it answers as a store written at the present version
-// does.
+// on SQLite only, by model and the like), one of version 2 (scores
+// added) and one of version 3 (on SQLite, a user's rollups indexed by
+// user and time only) migrate to the present version: its names, each
+// record's tagset and the rollups are made from its records (version 3),
+// its scores kept, and it answers as a store written at the present
+// version does.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	type backend struct {
 		url  func(t *testing.T) string
 		exec func(t *testing.T, url string, stmts ...string)
 		down []string // the present version back to version 2
+		// down3 takes the present version back to version 3
+		down3 []string
 	}
 	backends := map[string]backend{
 		"sqlite": {
@@ -53,6 +56,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 					input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
 					latency BLOB NOT NULL, PRIMARY KEY (hour, model, provider, method, error_type, status)) WITHOUT ROWID`,
 				`DELETE FROM llmhistory_meta WHERE key = 'rollups_sealed'`,
+			},
+			down3: []string{
+				`DROP INDEX rollups_user`,
+				`CREATE INDEX rollups_user ON rollups(user_id, span, bucket) WHERE cube = 1`,
 			},
 		},
 		"postgres": {
@@ -77,9 +84,13 @@ func TestMigrateFromVersion1(t *testing.T) {
 	score := store.Score{CallID: recs[17].CallID, Name: "helpfulness", Value: store.Number(0.25), Source: store.SourceHuman,
 		Author: "reviewer", Time: time.Date(2025, 7, 1, 9, 0, 0, 0, time.UTC)}
 	for name, b := range backends {
-		for _, from := range []int{1, 2} {
+		for _, from := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/from=%d", name, from), func(t *testing.T) {
-				migrateFrom(t, b.url, b.exec, b.down, from, recs, score)
+				down := b.down
+				if from == 3 {
+					down = b.down3
+				}
+				migrateFrom(t, b.url, b.exec, down, from, recs, score)
 			})
 		}
 	}

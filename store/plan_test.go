@@ -145,3 +145,25 @@ func TestPlanEstimates(t *testing.T) {
 		})
 	}
 }
+
+// On SQLite an aggregate of one user's calls reads the index of the
+// users' rollups alone: every column a rollup row is read for is in it
+// (schema version 4). Were one missing, each of the user's rows would be
+// a lookup into the table, most of them a page of its own: a user's
+// overview at 10,000,000 records read 290 MB from a cold page cache.
+func TestUsersRollupsReadFromTheirIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "h.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Write(ctx, storebench.NewWorkload(3, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Minute).Batch(2000))
+	require.NoError(t, err)
+	for _, q := range []string{
+		`SELECT ` + store.RollupColumns + ` FROM rollups WHERE cube = 1 AND span = 2 AND bucket >= $1 AND bucket < $2 AND user_id = $3`,
+		`SELECT model, count(*), sum(calls), sum(errors), sum(input_tokens), sum(output_tokens), sum(total_tokens), sum(cost_usd), sum(unpriced), sum(unpriced_tokens)
+			FROM rollups WHERE cube = 1 AND span = 1 AND bucket >= $1 AND bucket < $2 AND user_id = $3 AND tagset IN ($4, $5) GROUP BY model`,
+	} {
+		plan := store.SQLitePlan(t, s, q, 0, 1<<40, 7, 1, 2)
+		assert.Contains(t, plan, "USING COVERING INDEX rollups_user", "%s\n%s", q, plan)
+	}
+}

@@ -115,8 +115,9 @@ func TestMigrationsAreAppendOnly(t *testing.T) {
 	var got strings.Builder
 	for i, m := range migrations {
 		require.Equal(t, i+1, m.version, "versions count up from 1")
-		require.NotEmpty(t, m.sqlite)
-		require.NotEmpty(t, m.postgres)
+		// A migration may change one backend only (version 4: SQLite's
+		// index of a user's rollups), never neither.
+		require.NotEmpty(t, append(slices.Clone(m.sqlite), m.postgres...), "version %d changes nothing", m.version)
 		fmt.Fprintf(&got, "%d sqlite %x\n", m.version, sha256.Sum256([]byte(strings.Join(m.sqlite, ";\n"))))
 		fmt.Fprintf(&got, "%d postgres %x\n", m.version, sha256.Sum256([]byte(strings.Join(m.postgres, ";\n"))))
 	}
