@@ -62,16 +62,28 @@ func dropMarked(t []byte, out []Match, n int) []Match {
 
 // nearMark reports whether m overlaps a mark in t, or is the whole of
 // one's inside, or is glued to one as a number is to the next (by '.',
-// '-', '/' or ':'): a mark stands where a value was, and
-// "+1000000000:[CARD]" was "+1000000000:4111111111111111", one token
-// and no phone number (endsWord); a second pass leaves it so.
+// '-', '/' or ':'), the mark quoted or not: a mark stands where a value
+// was, and "+1000000000:[CARD]" was "+1000000000:4111111111111111", one
+// token and no phone number (endsWord); a second pass leaves it so.
 func nearMark(t []byte, m Match) bool {
-	if e := m.End; e+1 < len(t) && numberGlue(t[e]) && t[e+1] == '[' && markEnd(t, e+1) > 0 {
-		return true
+	if e := m.End; e+1 < len(t) && numberGlue(t[e]) {
+		// The mark may be quoted: a number replaced in JSON becomes a
+		// string ("+1000000000:\"[CARD]\"").
+		at := e + 1
+		if t[at] == '"' {
+			at++
+		}
+		if at < len(t) && t[at] == '[' && markEnd(t, at) > 0 {
+			return true
+		}
 	}
-	if s := m.Start; s >= 2 && numberGlue(t[s-1]) && t[s-2] == ']' {
-		for i := s - 2; i >= 0 && s-2-i <= len("[SECRET:123456]"); i-- {
-			if t[i] == '[' && markEnd(t, i) == s-1 {
+	if s := m.Start; s >= 2 && numberGlue(t[s-1]) {
+		end := s - 1 // just past the mark
+		if t[end-1] == '"' {
+			end--
+		}
+		for i := end - 1; end > 0 && t[end-1] == ']' && i >= 0 && end-1-i <= len("[SECRET:123456]"); i-- {
+			if t[i] == '[' && markEnd(t, i) == end {
 				return true
 			}
 		}

@@ -153,6 +153,13 @@ func (s *scanner) plain(start, end int, key []byte, outside bool) {
 	s.found = s.r.find(s.in[start:end], key, !outside, s.found[:0])
 	for _, m := range s.found {
 		a, z := start+m.Start, start+m.End
+		if outside && (z < len(s.in) || a > 0) && nearMark(s.in, Match{m.Kind, a, z}) {
+			// Glued to a mark in the string beside it, which the finder
+			// did not see: "+1000000000:\"[CARD]\"" was one token,
+			// "+1000000000:4111111111111111", whose card number, a JSON
+			// number, became a string. A second pass leaves it so.
+			continue
+		}
 		e := edit{start: a, end: z, mark: s.r.mark(m.Kind, s.in[a:z])}
 		if outside {
 			e.start, e.quote = s.number(a, z)
