@@ -153,7 +153,7 @@ func (s *scanner) plain(start, end int, key []byte, outside bool) {
 	s.found = s.r.find(s.in[start:end], key, !outside, s.found[:0])
 	for _, m := range s.found {
 		a, z := start+m.Start, start+m.End
-		if outside && (z < len(s.in) || a > 0) && nearMark(s.in, Match{m.Kind, a, z}) {
+		if outside && nearMark(s.in, Match{m.Kind, a, z}) {
 			// Glued to a mark in the string beside it, which the finder
 			// did not see: "+1000000000:\"[CARD]\"" was one token,
 			// "+1000000000:4111111111111111", whose card number, a JSON

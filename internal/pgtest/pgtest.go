@@ -179,14 +179,15 @@ func start(o Options) (*Server, error) {
 func sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "llmhistory-pg-*"))
 	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() {
 			continue
 		}
 		if b, err := os.ReadFile(dir + ".owner"); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) {
 				continue
 			}
-		} else if fi, err := os.Stat(dir); err != nil || time.Since(fi.ModTime()) < time.Hour || postmasterRuns(dir) {
+		} else if time.Since(fi.ModTime()) < time.Hour || postmasterRuns(dir) {
 			continue
 		}
 		(&Server{Dir: dir}).remove()
