@@ -61,28 +61,32 @@ func dropMarked(t []byte, out []Match, n int) []Match {
 }
 
 // nearMark reports whether m overlaps a mark in t, or is the whole of
-// one's inside, or is glued to one as a number is to the next (by '.',
-// '-', '/' or ':'), the mark quoted or not: a mark stands where a value
-// was, and "+1000000000:[CARD]" was "+1000000000:4111111111111111", one
-// token and no phone number (endsWord); a second pass leaves it so.
+// one's inside, or touches one, directly or glued as a number is to the
+// next (by '.', '-', '/' or ':'), the mark quoted or not. A mark stands
+// where a value was, and what touches it touched that value: one token,
+// which the first pass did not find ("+1000000000:[CARD]" was
+// "+1000000000:4111111111111111", no phone number; "10::[CARD]" was
+// "10::4111111111111111", no IPv6 address). A second pass leaves it so.
 func nearMark(t []byte, m Match) bool {
-	if e := m.End; e+1 < len(t) && numberGlue(t[e]) {
-		// The mark may be quoted: a number replaced in JSON becomes a
-		// string ("+1000000000:\"[CARD]\"").
-		at := e + 1
-		if t[at] == '"' {
+	if at := m.End; at < len(t) {
+		if numberGlue(t[at]) && at+1 < len(t) {
+			at++
+		}
+		if t[at] == '"' { // a number replaced in JSON becomes a string
 			at++
 		}
 		if at < len(t) && t[at] == '[' && markEnd(t, at) > 0 {
 			return true
 		}
 	}
-	if s := m.Start; s >= 2 && numberGlue(t[s-1]) {
-		end := s - 1 // just past the mark
-		if t[end-1] == '"' {
+	if end := m.Start; end > 0 { // end: just past the mark, if one is there
+		if numberGlue(t[end-1]) && end > 1 {
 			end--
 		}
-		for i := end - 1; end > 0 && t[end-1] == ']' && i >= 0 && end-1-i <= len("[SECRET:123456]"); i-- {
+		if t[end-1] == '"' && end > 1 {
+			end--
+		}
+		for i := end - 1; t[end-1] == ']' && i >= 0 && end-1-i <= len("[SECRET:123456]"); i-- {
 			if t[i] == '[' && markEnd(t, i) == end {
 				return true
 			}
